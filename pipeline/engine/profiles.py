@@ -1,0 +1,177 @@
+"""Inputs of the attack engine and the simulator: weapons, targets and the attack context.
+
+These are plain frozen dataclasses with no database behind them; ``pipeline.engine.inputs``
+builds them from database rows, standard profiles and inline profiles. Both the exact engine
+(``pipeline.engine.exact``) and the Monte Carlo simulator (``pipeline.engine.simulate``) read
+only these types.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Literal
+
+from pipeline.normalise.characteristics import dice
+from pipeline.normalise.weapon_abilities import ParsedWeaponAbility
+from schemas.types import DiceExpr
+
+Reroll = Literal["ones", "failed", "all"]
+DamageReduction = Literal["one", "half"]
+
+
+@dataclass(frozen=True)
+class Anti:
+    """ANTI-KEYWORD X+: against a target with ``keyword``, a wound roll of ``threshold``+ is critical."""
+
+    keyword: str
+    threshold: int
+
+
+@dataclass(frozen=True)
+class Weapon:
+    """One weapon profile as fired by ``models`` models of the attacking unit.
+
+    ``skill``: Ballistic Skill or Weapon Skill as a roll target (3 for ``3+``); None for a Torrent
+    weapon (no hit roll). ``armour_penetration`` is 0 or negative (``-1`` for AP -1).
+    Parameters of abilities: ``sustained_hits`` X (dice, e.g. D3), ``rapid_fire`` X,
+    ``melta`` X, ``blast`` X (1 for the 10th edition's plain [BLAST]).
+    """
+
+    name: str
+    attacks: DiceExpr
+    skill: int | None
+    strength: int
+    armour_penetration: int
+    damage: DiceExpr
+    is_melee: bool = False
+    models: int = 1
+    sustained_hits: DiceExpr | None = None
+    lethal_hits: bool = False
+    devastating_wounds: bool = False
+    anti: tuple[Anti, ...] = ()
+    torrent: bool = False
+    twin_linked: bool = False
+    rapid_fire: DiceExpr | None = None
+    blast: int | None = None
+    melta: DiceExpr | None = None
+    heavy: bool = False
+    lance: bool = False
+    ignores_cover: bool = False
+    hazardous: bool = False
+    psychic: bool = False
+    precision: bool = False
+
+    @classmethod
+    def from_abilities(
+        cls,
+        *,
+        name: str,
+        attacks: DiceExpr | str,
+        skill: int | None,
+        strength: int,
+        armour_penetration: int,
+        damage: DiceExpr | str,
+        abilities: Iterable[ParsedWeaponAbility] = (),
+        is_melee: bool = False,
+        models: int = 1,
+    ) -> "Weapon":
+        """Build a weapon from parsed abilities (``pipeline.normalise.weapon_abilities``).
+
+        Abilities the engine does not model (PISTOL, ASSAULT, ...) are accepted and ignored.
+        A Torrent weapon gets ``skill=None``.
+        """
+        kw: dict = {}
+        anti: list[Anti] = []
+        for a in abilities:
+            if a.name == "ANTI" and a.target_keyword and a.threshold:
+                anti.append(Anti(a.target_keyword, a.threshold))
+            elif a.name == "SUSTAINED HITS" and a.value is not None:
+                kw["sustained_hits"] = a.value
+            elif a.name == "RAPID FIRE" and a.value is not None:
+                kw["rapid_fire"] = a.value
+            elif a.name == "MELTA" and a.value is not None:
+                kw["melta"] = a.value
+            elif a.name == "BLAST":
+                kw["blast"] = a.value.modifier if a.value is not None and a.value.is_fixed else 1
+            elif a.name in _FLAGS:
+                kw[_FLAGS[a.name]] = True
+        if kw.get("torrent"):
+            skill = None
+        return cls(
+            name=name,
+            attacks=dice(attacks) if isinstance(attacks, str) else attacks,
+            skill=skill,
+            strength=strength,
+            armour_penetration=armour_penetration,
+            damage=dice(damage) if isinstance(damage, str) else damage,
+            is_melee=is_melee,
+            models=models,
+            anti=tuple(anti),
+            **kw,
+        )
+
+
+_FLAGS = {
+    "LETHAL HITS": "lethal_hits",
+    "DEVASTATING WOUNDS": "devastating_wounds",
+    "TORRENT": "torrent",
+    "TWIN-LINKED": "twin_linked",
+    "HEAVY": "heavy",
+    "LANCE": "lance",
+    "IGNORES COVER": "ignores_cover",
+    "HAZARDOUS": "hazardous",
+    "PSYCHIC": "psychic",
+    "PRECISION": "precision",
+}
+
+
+@dataclass(frozen=True)
+class Target:
+    """The target unit: ``models`` identical models (the Bodyguard models of an Attached unit).
+
+    ``save`` and ``invulnerable_save`` are roll targets (3 for ``3+``), None for none.
+    ``feel_no_pain`` applies to all damage; ``feel_no_pain_mortal`` only to mortal wounds
+    (the better of the two is used against mortal wounds). ``keywords`` are upper case.
+    ``stealth``: every model has Stealth.
+    """
+
+    toughness: int
+    save: int | None
+    wounds: int
+    models: int = 1
+    invulnerable_save: int | None = None
+    feel_no_pain: int | None = None
+    feel_no_pain_mortal: int | None = None
+    keywords: frozenset[str] = field(default_factory=frozenset)
+    stealth: bool = False
+    name: str = "target"
+
+
+@dataclass(frozen=True)
+class Context:
+    """The situation of the attack and modifiers from other rules.
+
+    ``hit_modifier`` / ``wound_modifier``: the net of other rules' modifiers (capped at +/-1 by
+    the engine, after Heavy, Lance and the Stealth of the 10th edition are added).
+    ``critical_hit_on``: the unmodified hit roll that is a Critical Hit (5 for "crits on 5+").
+    ``overwatch``: hits only on an unmodified 6 (Fire Overwatch; 11th-edition snap shooting).
+    ``damage_reduction``: ``one`` (-1 Damage, minimum 1) or ``half`` (halved, rounding up).
+    ``damage_modifier``: added to Damage after halving; ``lethal_hits_choice`` (11th edition only):
+    None lets the engine pick the better option.
+    """
+
+    edition: Literal[10, 11] = 10
+    half_range: bool = False
+    stationary: bool = False
+    charged: bool = False
+    cover: bool = False
+    overwatch: bool = False
+    reroll_hits: Reroll | None = None
+    reroll_wounds: Reroll | None = None
+    hit_modifier: int = 0
+    wound_modifier: int = 0
+    critical_hit_on: int = 6
+    critical_wound_on: int = 6
+    damage_reduction: DamageReduction | None = None
+    damage_modifier: int = 0
+    lethal_hits_choice: bool | None = None

@@ -1,0 +1,57 @@
+"""One pure parser per source format, registered in ``PARSERS`` (no discovery magic).
+
+A parser is a function ``parse(text, source) -> ParseResult``: text in, records and rejects out,
+no I/O, no globals, no database. ``source`` is the manifest's ``Source`` record, used only for
+provenance (``source_id``) and the edition / game mode the source declares.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Callable
+
+from schemas.records import Record, Reject, Source
+
+
+@dataclass
+class ParseResult:
+    """What a parser returns.
+
+    ``records``: validated records, each with ``source_id`` and ``locator``.
+    ``rejects``: input that could not be read, with the raw text and reason.
+    ``duplicates``: per table, repeated input items collapsed into one record.
+    ``boilerplate``: per kind, page lines dropped as site boilerplate (not content).
+    """
+
+    records: list[Record] = field(default_factory=list)
+    rejects: list[Reject] = field(default_factory=list)
+    duplicates: Counter[str] = field(default_factory=Counter)
+    boilerplate: Counter[str] = field(default_factory=Counter)
+
+    def extend(self, other: "ParseResult") -> None:
+        self.records.extend(other.records)
+        self.rejects.extend(other.rejects)
+        self.duplicates.update(other.duplicates)
+        self.boilerplate.update(other.boilerplate)
+
+
+Parser = Callable[[str, Source], ParseResult]
+
+
+def _registry() -> dict[str, Parser]:
+    from pipeline.parsers import battlescribe_rules, wahapedia_rules_11e, wahapedia_text_10e
+
+    return {
+        "wahapedia-text-10e": wahapedia_text_10e.parse,
+        "wahapedia-rules-11e": wahapedia_rules_11e.parse,
+        "battlescribe-rule-descriptions": battlescribe_rules.parse,
+    }
+
+
+def get_parser(fmt: str) -> Parser:
+    """The parser registered for a format name; raises ``KeyError`` naming the known formats."""
+    parsers = _registry()
+    if fmt not in parsers:
+        raise KeyError(f"no parser for format {fmt!r}; known formats: {', '.join(sorted(parsers))}")
+    return parsers[fmt]

@@ -1,0 +1,423 @@
+"""The one declaration of every record the pipeline produces.
+
+Each class is a strict, frozen pydantic model. The SQL table of the same name is derived from it
+(``schemas.tables``); nothing else declares columns. ``__table__`` names the table and
+``__key__`` its natural primary key, chosen so that a rebuild from the same raw files gives the
+same keys.
+
+Every row carries its provenance: ``source_id`` (a row of ``sources``) and ``locator`` (where in
+that source: ``line 120``, ``row 000000001``, ``section 24.23``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import ClassVar
+
+from pydantic import BaseModel, ConfigDict
+
+from schemas.types import AbilityKind, ArmourPenetration, DiceExpr, Edition, GameMode, RollTarget
+
+
+class Record(BaseModel):
+    """Base of every record: strict, frozen, no extra fields."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=False)
+
+    __table__: ClassVar[str]
+    __key__: ClassVar[tuple[str, ...]]
+
+    def key(self) -> tuple:
+        """The natural key of this row, as a tuple of field values."""
+        return tuple(getattr(self, name) for name in self.__key__)
+
+
+class Provenanced(Record):
+    """A record that came from a source, with a locator inside it."""
+
+    source_id: str
+    locator: str
+
+
+class Source(Record):
+    """One raw snapshot: a page scrape, an export table, a game-system file."""
+
+    __table__ = "sources"
+    __key__ = ("source_id",)
+
+    source_id: str
+    title: str
+    file: str  # path relative to the raw directory
+    format: str  # a key of pipeline.parsers.PARSERS
+    publisher: str
+    edition: Edition | None
+    kind: str  # core-rules, index, codex, combat-patrol, export, rules-update, ...
+    game_mode: GameMode | None  # None: applies to every game mode
+    version: str | None
+    version_date: dt.date | None
+    origin: str
+    sha256: str
+
+
+class Faction(Provenanced):
+    __table__ = "factions"
+    __key__ = ("faction_id",)
+
+    faction_id: str
+    name: str
+
+
+class Datasheet(Provenanced):
+    """A unit's datasheet as one source prints it.
+
+    ``starting_strength`` is the model count the source states (``(10 MODELS)``); None when the
+    source states a range instead (see ``unit_composition``).
+    """
+
+    __table__ = "datasheets"
+    __key__ = ("datasheet_id",)
+
+    datasheet_id: str
+    name: str
+    faction_id: str | None
+    edition: Edition | None
+    game_mode: GameMode | None
+    starting_strength: int | None
+    role: str | None = None
+    legend: str | None = None
+
+
+class UnitComposition(Provenanced):
+    """One model line of a unit's composition: ``1 Sister Superior``, ``4-9 Battle Sisters``."""
+
+    __table__ = "unit_composition"
+    __key__ = ("datasheet_id", "line")
+
+    datasheet_id: str
+    line: int
+    model_name: str
+    min_models: int | None
+    max_models: int | None
+    text: str
+
+
+class WargearLoadout(Provenanced):
+    """One loadout line: ``6 Battle Sisters are equipped with: bolt pistol; boltgun; ...``.
+
+    ``weapons`` is the semicolon-separated list of equipment names as printed.
+    """
+
+    __table__ = "wargear_loadouts"
+    __key__ = ("datasheet_id", "line")
+
+    datasheet_id: str
+    line: int
+    models: str  # "Every model", "The Sister Superior", "6 Battle Sisters"
+    model_count: int | None
+    equipment: str
+    text: str
+
+
+class ModelProfile(Provenanced):
+    """The characteristics of one model line of a datasheet.
+
+    Distances are in inches. A characteristic the source does not give is None and is listed in
+    ``data_gaps``; a value is never invented.
+    """
+
+    __table__ = "model_profiles"
+    __key__ = ("datasheet_id", "line")
+
+    datasheet_id: str
+    line: int
+    model_name: str
+    move_inches: int | None
+    move_text: str | None
+    toughness: int | None
+    save: RollTarget | None
+    invulnerable_save: RollTarget | None
+    invulnerable_save_scope: str | None  # e.g. "ranged" when the InSv applies to ranged attacks only
+    wounds: int | None
+    leadership: RollTarget | None
+    objective_control: int | None
+
+
+class WeaponProfile(Provenanced):
+    """One profile line of a weapon on a datasheet.
+
+    Keyed by (datasheet, weapon name, melee or ranged, profile name): the same weapon name on two
+    datasheets can have different values, and one weapon can have several profiles
+    (``standard`` / ``supercharge``), mutually exclusive for each attack. ``skill`` is the
+    Ballistic Skill (ranged) or Weapon Skill (melee) as a roll target; None for Torrent weapons
+    (no hit roll). ``range_inches`` is None for melee weapons.
+    """
+
+    __table__ = "weapon_profiles"
+    __key__ = ("datasheet_id", "weapon_name", "is_melee", "profile_name")
+
+    datasheet_id: str
+    weapon_name: str
+    profile_name: str  # "" for a weapon with a single profile
+    is_melee: bool
+    range_inches: int | None
+    attacks: DiceExpr
+    skill: RollTarget | None
+    strength: int | None
+    armour_penetration: ArmourPenetration
+    damage: DiceExpr
+    abilities_text: str  # as printed, e.g. "anti-psyker 2+, devastating wounds"
+
+
+class WeaponAbility(Provenanced):
+    """One weapon ability with its parameters: ``RAPID FIRE 1``, ``ANTI-INFANTRY 4+``.
+
+    ``name`` is the canonical upper-case name (``ANTI``, ``RAPID FIRE``, ``SUSTAINED HITS``);
+    ``target_keyword`` the keyword of Anti-X; ``threshold`` the roll target of Anti-X;
+    ``value`` the X of Rapid Fire, Sustained Hits, Melta, Blast (a dice expression).
+    """
+
+    __table__ = "weapon_abilities"
+    __key__ = ("datasheet_id", "weapon_name", "is_melee", "profile_name", "position")
+
+    datasheet_id: str
+    weapon_name: str
+    profile_name: str
+    is_melee: bool
+    position: int
+    name: str
+    target_keyword: str | None
+    threshold: RollTarget | None
+    value: DiceExpr | None
+    raw_text: str
+
+
+class Ability(Provenanced):
+    """An ability on a datasheet (core, faction, datasheet or wargear), with its text.
+
+    ``parameter`` holds the value in names such as ``Feel No Pain 5+`` or ``Deadly Demise D3``.
+    ``text`` is None when the datasheet only names the ability (core and faction abilities).
+    """
+
+    __table__ = "abilities"
+    __key__ = ("datasheet_id", "kind", "name")
+
+    datasheet_id: str
+    kind: AbilityKind
+    name: str
+    parameter: str | None
+    text: str | None
+
+
+class Keyword(Provenanced):
+    __table__ = "keywords"
+    __key__ = ("datasheet_id", "keyword")
+
+    datasheet_id: str
+    keyword: str
+    is_faction_keyword: bool
+
+
+class LeaderLink(Provenanced):
+    """A Leader that can be attached to a Bodyguard unit."""
+
+    __table__ = "leader_links"
+    __key__ = ("leader_datasheet_id", "bodyguard_datasheet_id")
+
+    leader_datasheet_id: str
+    bodyguard_datasheet_id: str
+
+
+class Stratagem(Provenanced):
+    """A Stratagem with its cost in Command points and its WHEN / TARGET / EFFECT text.
+
+    ``category`` is printed as ``Core – Battle Tactic``: ``group`` is the part before the dash
+    (``Core``, a detachment or Combat Patrol name) and ``type`` the part after it.
+    """
+
+    __table__ = "stratagems"
+    __key__ = ("stratagem_id",)
+
+    stratagem_id: str
+    name: str
+    cp_cost: int | None
+    group: str
+    type: str
+    edition: Edition | None
+    legend: str | None
+    when: str | None
+    target: str | None
+    effect: str | None
+    restrictions: str | None
+
+
+class DatasheetStratagem(Provenanced):
+    """A Stratagem listed on a datasheet."""
+
+    __table__ = "datasheet_stratagems"
+    __key__ = ("datasheet_id", "stratagem_id")
+
+    datasheet_id: str
+    stratagem_id: str
+
+
+class Enhancement(Provenanced):
+    __table__ = "enhancements"
+    __key__ = ("enhancement_id",)
+
+    enhancement_id: str
+    name: str
+    detachment: str | None
+    is_default: bool | None
+    cost_points: int | None
+    legend: str | None
+    text: str
+
+
+class SecondaryObjective(Provenanced):
+    __table__ = "secondary_objectives"
+    __key__ = ("objective_id",)
+
+    objective_id: str
+    name: str
+    group: str | None
+    is_default: bool | None
+    legend: str | None
+    text: str
+
+
+class RuleText(Provenanced):
+    """One wording of a rule, keyed by rule, edition, source, game mode and effective date.
+
+    ``rule_key`` is the canonical slug (``lethal-hits``); ``section`` the 11th-edition section
+    number (``24.23``) or None; ``game_mode`` None means every game mode.
+    """
+
+    __table__ = "rule_texts"
+    __key__ = ("rule_key", "source_id", "locator")
+
+    rule_key: str
+    title: str
+    section: str | None
+    edition: Edition | None
+    game_mode: GameMode | None
+    effective_date: dt.date | None
+    text: str
+
+
+class RuleReference(Provenanced):
+    """A cross reference from a rule section (``SEE ALSO``) to another section."""
+
+    __table__ = "rule_references"
+    __key__ = ("rule_key", "source_id", "referenced_section", "referenced_title")
+
+    rule_key: str
+    referenced_title: str
+    referenced_section: str | None
+
+
+class RuleAlias(Record):
+    """A name by which a rule is also known, in one edition or across editions (kept as data)."""
+
+    __table__ = "rule_aliases"
+    __key__ = ("alias_key",)
+
+    alias_key: str
+    rule_key: str
+    note: str | None
+
+
+class DataGap(Provenanced):
+    """A value the source lost (e.g. characteristics missing from a page scrape): never invented."""
+
+    __table__ = "data_gaps"
+    __key__ = ("table_name", "entity_key", "field", "source_id")
+
+    table_name: str
+    entity_key: str
+    field: str
+    reason: str
+
+
+class DataFlag(Provenanced):
+    """A value that was loaded but looks wrong or incomplete, e.g. ``anti_missing_threshold``.
+
+    ``flag`` is a stable code; ``detail`` says what was seen.
+    """
+
+    __table__ = "data_flags"
+    __key__ = ("table_name", "entity_key", "flag", "source_id", "locator")
+
+    table_name: str
+    entity_key: str
+    flag: str
+    detail: str
+
+
+class Reject(Provenanced):
+    """An input row that could not be loaded, with its raw text and the reason."""
+
+    __table__ = "rejects"
+    __key__ = ("source_id", "locator", "reason")
+
+    table_name: str
+    raw_text: str
+    reason: str
+
+
+class Conflict(Record):
+    """Two sources disagree on a value: both values, both sources, and the pick."""
+
+    __table__ = "conflicts"
+    __key__ = ("table_name", "entity_key", "field", "source_id_a", "source_id_b")
+
+    table_name: str
+    entity_key: str
+    field: str
+    value_a: str | None
+    source_id_a: str
+    value_b: str | None
+    source_id_b: str
+    chosen_source_id: str
+    reason: str
+
+
+class Accounting(Record):
+    """Per source and table: input rows = loaded + duplicates + rejected."""
+
+    __table__ = "build_accounting"
+    __key__ = ("source_id", "table_name")
+
+    source_id: str
+    table_name: str
+    input_rows: int
+    loaded: int
+    duplicates: int
+    rejected: int
+
+
+#: Every record class whose rows go to the database, in load order.
+ALL_RECORDS: tuple[type[Record], ...] = (
+    Source,
+    Faction,
+    Datasheet,
+    UnitComposition,
+    WargearLoadout,
+    ModelProfile,
+    WeaponProfile,
+    WeaponAbility,
+    Ability,
+    Keyword,
+    LeaderLink,
+    Stratagem,
+    DatasheetStratagem,
+    Enhancement,
+    SecondaryObjective,
+    RuleText,
+    RuleReference,
+    RuleAlias,
+    DataGap,
+    DataFlag,
+    Reject,
+    Conflict,
+    Accounting,
+)
