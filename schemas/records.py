@@ -56,7 +56,9 @@ class Source(Record):
     version: str | None
     version_date: dt.date | None
     origin: str
-    sha256: str
+    url: str | None = None
+    note: str | None = None
+    sha256: str | None = None
 
 
 class Faction(Provenanced):
