@@ -87,6 +87,7 @@ class Datasheet(Provenanced):
     starting_strength: int | None
     role: str | None = None
     legend: str | None = None
+    external_id: str | None = None  # the source's own id (Wahapedia "000000001"), if any
 
 
 class UnitComposition(Provenanced):
@@ -359,7 +360,7 @@ class Reject(Provenanced):
     """An input row that could not be loaded, with its raw text and the reason."""
 
     __table__ = "rejects"
-    __key__ = ("source_id", "locator", "reason")
+    __key__ = ("source_id", "table_name", "locator", "reason", "raw_text")
 
     table_name: str
     raw_text: str

@@ -1,0 +1,36 @@
+"""The ``wh40k`` command line: thin commands over the library (one file per command group).
+
+Expected errors (``Wh40kError``) print ``Error: <what, where, how to fix>`` on stderr and exit 1;
+anything else is a bug and keeps its traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from pipeline.errors import Wh40kError
+
+app = typer.Typer(
+    name="wh40k",
+    help="The rules database for Warhammer 40,000: sourced datasheets, weapons and rules, "
+    "exact attack resolution.\n\nExample: wh40k unit \"Battle Sisters Squad\"",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def _register() -> None:
+    from pipeline.cli import build, data  # noqa: F401  (commands register on import)
+
+
+def main() -> None:
+    """Entry point of the ``wh40k`` console script."""
+    _register()
+    try:
+        app()
+    except Wh40kError as exc:
+        print(f"Error: {exc}", file=sys.stderr)
+        sys.exit(1)

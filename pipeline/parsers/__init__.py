@@ -22,18 +22,23 @@ class ParseResult:
     ``rejects``: input that could not be read, with the raw text and reason.
     ``duplicates``: per table, repeated input items collapsed into one record.
     ``boilerplate``: per kind, page lines dropped as site boilerplate (not content).
+    ``input_rows``: per table, input rows read (for tabular sources; the build checks that
+    input rows = loaded + duplicates + rejected). Empty for page-text sources, where the build
+    counts input as the sum of the three.
     """
 
     records: list[Record] = field(default_factory=list)
     rejects: list[Reject] = field(default_factory=list)
     duplicates: Counter[str] = field(default_factory=Counter)
     boilerplate: Counter[str] = field(default_factory=Counter)
+    input_rows: Counter[str] = field(default_factory=Counter)
 
     def extend(self, other: "ParseResult") -> None:
         self.records.extend(other.records)
         self.rejects.extend(other.rejects)
         self.duplicates.update(other.duplicates)
         self.boilerplate.update(other.boilerplate)
+        self.input_rows.update(other.input_rows)
 
 
 Parser = Callable[[str, Source], ParseResult]

@@ -1,0 +1,174 @@
+"""The build: extract -> parse -> validate -> load, composed in ``build``.
+
+Nothing is lost: every parsed record is loaded, collapsed into an identical one (a counted
+duplicate), or rejected with its reason; the accounting is stored in ``build_accounting`` and
+printed at the end.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from pipeline.extract import RawSnapshot, read_snapshot
+from pipeline.load import load_database
+from pipeline.manifest import read_manifest
+from pipeline.parsers import ParseResult, get_parser
+from schemas.records import Accounting, Record, Reject, Source
+
+Progress = Callable[[str], None]
+
+#: Tables whose rows point to a datasheet, and the field that holds it.
+_DATASHEET_REFS: dict[str, tuple[str, ...]] = {
+    "unit_composition": ("datasheet_id",),
+    "wargear_loadouts": ("datasheet_id",),
+    "model_profiles": ("datasheet_id",),
+    "weapon_profiles": ("datasheet_id",),
+    "weapon_abilities": ("datasheet_id",),
+    "abilities": ("datasheet_id",),
+    "keywords": ("datasheet_id",),
+    "leader_links": ("leader_datasheet_id", "bodyguard_datasheet_id"),
+    "datasheet_stratagems": ("datasheet_id",),
+}
+
+
+@dataclass
+class BuildReport:
+    """What a build did: rows per table and, per source and table, the accounting."""
+
+    db_path: Path
+    rows: dict[str, int]
+    accounting: list[Accounting]
+    boilerplate: Counter[str] = field(default_factory=Counter)
+
+    @property
+    def rejected(self) -> int:
+        return sum(a.rejected for a in self.accounting)
+
+    @property
+    def duplicates(self) -> int:
+        return sum(a.duplicates for a in self.accounting)
+
+
+def parse_snapshot(snapshot: RawSnapshot) -> ParseResult:
+    """Run the source's registered parser on its text (or its folder of tables)."""
+    parser = get_parser(snapshot.source.format)
+    content = snapshot.files if snapshot.files is not None else snapshot.text
+    return parser(content, snapshot.source)  # type: ignore[arg-type]
+
+
+def validate(results: dict[str, ParseResult]) -> tuple[list[Record], list[Reject], Counter]:
+    """Collapse identical records, reject key collisions and orphans.
+
+    Returns (records to load, all rejects, duplicates per (source_id, table)).
+    A record whose key is already taken by a different record is rejected with both values
+    named; a row that points to a datasheet that no source defines is rejected as an orphan.
+    """
+    duplicates: Counter[tuple[str, str]] = Counter()
+    rejects: list[Reject] = []
+    seen: dict[tuple[str, tuple], Record] = {}
+    for source_id, result in results.items():
+        rejects.extend(result.rejects)
+        for table, n in result.duplicates.items():
+            duplicates[(source_id, table)] += n
+        for record in result.records:
+            ident = (record.__table__, record.key())
+            first = seen.get(ident)
+            if first is None:
+                seen[ident] = record
+            elif first == record:
+                duplicates[(getattr(record, "source_id", source_id), record.__table__)] += 1
+            else:
+                rejects.append(
+                    Reject(
+                        source_id=getattr(record, "source_id", source_id),
+                        locator=getattr(record, "locator", "?"),
+                        table_name=record.__table__,
+                        raw_text=record.model_dump_json(),
+                        reason=(
+                            f"key {record.key()} already loaded from "
+                            f"{getattr(first, 'source_id', '?')} {getattr(first, 'locator', '')} "
+                            "with different values"
+                        ),
+                    )
+                )
+    datasheets = {key[0] for (table, key) in seen if table == "datasheets"}
+    records: list[Record] = []
+    for (table, _), record in seen.items():
+        refs = _DATASHEET_REFS.get(table, ())
+        missing = [getattr(record, f) for f in refs if getattr(record, f) not in datasheets]
+        if missing:
+            rejects.append(
+                Reject(
+                    source_id=record.source_id,  # type: ignore[attr-defined]
+                    locator=record.locator,  # type: ignore[attr-defined]
+                    table_name=table,
+                    raw_text=record.model_dump_json(),
+                    reason=f"orphan: datasheet {missing[0]} is not defined by any source",
+                )
+            )
+            continue
+        records.append(record)
+    return records, rejects, duplicates
+
+
+def account(
+    sources: list[Source],
+    results: dict[str, ParseResult],
+    records: list[Record],
+    rejects: list[Reject],
+    duplicates: Counter,
+) -> list[Accounting]:
+    """Per source and table: input rows = loaded + duplicates + rejected."""
+    loaded: Counter[tuple[str, str]] = Counter(
+        (r.source_id, r.__table__) for r in records if hasattr(r, "source_id")
+    )
+    rejected: Counter[tuple[str, str]] = Counter((r.source_id, r.table_name) for r in rejects)
+    rows: list[Accounting] = []
+    for source in sources:
+        sid = source.source_id
+        tables = {t for (s, t) in [*loaded, *rejected, *duplicates] if s == sid}
+        tables |= set(results[sid].input_rows)
+        for table in sorted(tables):
+            n_loaded, n_dup, n_rej = loaded[(sid, table)], duplicates[(sid, table)], rejected[(sid, table)]
+            declared = results[sid].input_rows.get(table)
+            rows.append(
+                Accounting(
+                    source_id=sid,
+                    table_name=table,
+                    input_rows=declared if declared is not None else n_loaded + n_dup + n_rej,
+                    loaded=n_loaded,
+                    duplicates=n_dup,
+                    rejected=n_rej,
+                )
+            )
+    return rows
+
+
+def build(raw_dir: Path, db_path: Path, progress: Progress = lambda _msg: None) -> BuildReport:
+    """Build the database at ``db_path`` from the snapshots listed in ``raw_dir/manifest.toml``.
+
+    Raises ``ManifestError`` or ``RawFileError`` (naming the file) before anything is written;
+    the previous database is replaced only by a complete new one.
+    """
+    sources = read_manifest(raw_dir)
+    progress(f"read manifest: {len(sources)} sources in {raw_dir}")
+    snapshots = [read_snapshot(raw_dir, source) for source in sources]
+    results: dict[str, ParseResult] = {}
+    for snapshot in snapshots:
+        result = parse_snapshot(snapshot)
+        results[snapshot.source.source_id] = result
+        progress(
+            f"parsed {snapshot.source.source_id}: {len(result.records)} records, "
+            f"{len(result.rejects)} rejects"
+        )
+    records, rejects, duplicates = validate(results)
+    accounting = account(sources, results, records, rejects, duplicates)
+    boilerplate: Counter[str] = Counter()
+    for result in results.values():
+        boilerplate.update(result.boilerplate)
+    progress(f"loading {len(records)} rows into {db_path}")
+    rows = load_database([*sources, *records, *rejects, *accounting], db_path)
+    return BuildReport(db_path=db_path, rows=rows, accounting=accounting, boilerplate=boilerplate)

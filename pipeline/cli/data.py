@@ -1,0 +1,127 @@
+"""Read commands over the database: ``sql``, ``units``, ``unit``, ``weapons``, ``rule``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from pipeline import query
+from pipeline.cli import app
+from pipeline.cli.output import Format, note, render_rows, to_json
+
+DbOption = typer.Option(query.DEFAULT_DB, "--db", help="Database file (built by `make build-db`).")
+FormatOption = typer.Option(Format.table, "--format", "-f", help="Output format: table, json or csv.")
+
+
+@app.command("sql")
+def sql_command(
+    statement: str = typer.Argument(..., help="A read-only SQL statement."),
+    db: Path = DbOption,
+    fmt: Format = FormatOption,
+) -> None:
+    """Run a read-only SQL query over the database.
+
+    Example: wh40k sql "SELECT name, starting_strength FROM datasheets ORDER BY name"
+    """
+    rows = query.run_sql(query.open_database(db), statement)
+    render_rows(rows, fmt)
+
+
+@app.command("units")
+def units_command(
+    name: Optional[str] = typer.Option(None, "--name", help="Part of the unit name."),
+    faction: Optional[str] = typer.Option(None, "--faction", help="Faction id, e.g. adepta-sororitas."),
+    db: Path = DbOption,
+    fmt: Format = FormatOption,
+) -> None:
+    """List units (datasheets).
+
+    Example: wh40k units --name sisters --format csv
+    """
+    rows = query.list_units(query.open_database(db), name=name, faction=faction)
+    render_rows(rows, fmt, title="Units")
+
+
+@app.command("unit")
+def unit_command(
+    name: str = typer.Argument(..., help="Unit name or datasheet id."),
+    edition: Optional[int] = typer.Option(None, "--edition", help="10 or 11."),
+    mode: Optional[str] = typer.Option(None, "--mode", help="matched or combat-patrol."),
+    db: Path = DbOption,
+    fmt: Format = FormatOption,
+) -> None:
+    """Show one unit: model profiles, weapons with abilities, abilities, keywords.
+
+    Example: wh40k unit "Battle Sisters Squad"
+    """
+    con = query.open_database(db)
+    sheet, others = query.find_datasheet(con, name, edition=edition, mode=mode)
+    if others:
+        note("also matching: " + ", ".join(o["datasheet_id"] for o in others) + " (pass the datasheet id to choose)")
+    detail = query.unit_detail(con, sheet["datasheet_id"])
+    if fmt is Format.json:
+        print(to_json(detail))
+        return
+    if fmt is Format.csv:
+        render_rows(detail["weapons"], fmt)
+        return
+    d = detail["datasheet"]
+    print(f"{d['name']}  ({d['datasheet_id']}, {d['starting_strength'] or '?'} models, "
+          f"edition {d['edition']}, {d['game_mode'] or 'all game modes'}, source {d['source_id']})")
+    if detail["model_profiles"]:
+        render_rows(detail["model_profiles"], fmt, title="Model profiles", columns=[
+            "model_name", "move_inches", "toughness", "save", "invulnerable_save", "wounds",
+            "leadership", "objective_control"])
+    if detail["loadout"]:
+        render_rows(detail["loadout"], fmt, title="Wargear")
+    render_rows(detail["weapons"], fmt, title="Weapons", columns=[
+        "weapon_name", "profile_name", "range", "A", "skill", "S", "AP", "D", "abilities"])
+    render_rows(detail["abilities"], fmt, title="Abilities", columns=["kind", "name", "parameter", "text"])
+    kws = detail["keywords"]
+    print("Keywords: " + ", ".join(k["keyword"] for k in kws if not k["is_faction_keyword"]))
+    print("Faction keywords: " + ", ".join(k["keyword"] for k in kws if k["is_faction_keyword"]))
+    for gap in detail["data_gaps"]:
+        note(f"missing in {gap['source_id']}: {gap['table_name']} {gap['field']} ({gap['reason']})")
+
+
+@app.command("weapons")
+def weapons_command(
+    name: Optional[str] = typer.Option(None, "--name", help="Part of the weapon name."),
+    ability: Optional[str] = typer.Option(
+        None, "--ability", help="Weapon ability, e.g. 'DEVASTATING WOUNDS', 'anti-infantry 4+', ANTI."
+    ),
+    db: Path = DbOption,
+    fmt: Format = FormatOption,
+) -> None:
+    """List weapon profiles, filtered by name and by ability.
+
+    Example: wh40k weapons --ability "devastating wounds"
+    """
+    rows = query.weapons(query.open_database(db), name=name, ability=ability)
+    render_rows(rows, fmt, title="Weapons", columns=[
+        "weapon_name", "profile_name", "datasheet", "range", "A", "skill", "S", "AP", "D", "abilities"])
+
+
+@app.command("rule")
+def rule_command(
+    name: str = typer.Argument(..., help="Rule name, section number (24.23) or alias."),
+    edition: Optional[int] = typer.Option(None, "--edition", help="10 or 11."),
+    db: Path = DbOption,
+    fmt: Format = FormatOption,
+) -> None:
+    """Show the stored wordings of a rule, with their source.
+
+    Example: wh40k rule "Lethal Hits" --edition 11
+    """
+    rows = query.rule_texts(query.open_database(db), name, edition=edition)
+    if fmt is not Format.table:
+        render_rows(rows, fmt)
+        return
+    for r in rows:
+        head = f"{r['section'] + ' ' if r['section'] else ''}{r['title']}"
+        print(f"== {head}  (edition {r['edition']}, {r['game_mode'] or 'all game modes'}, "
+              f"source {r['source_id']}, {r['locator']})")
+        print(r["text"])
+        print()

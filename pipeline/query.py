@@ -1,0 +1,213 @@
+"""Read-only queries over the built database, shared by the CLI and the Python API.
+
+Every function takes an open read-only DuckDB connection (``open_database``) and returns plain
+rows (lists of dicts), so callers can render them as a table, JSON or CSV.
+"""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from pipeline.errors import DatabaseError, NotFoundError
+from pipeline.normalise.text import clean_line, slug
+
+DEFAULT_DB = Path("db") / "wh40k.duckdb"
+
+#: Statement types ``sql`` accepts; anything else would write and is refused.
+_READ_ONLY_STATEMENTS = {"SELECT", "EXPLAIN", "PRAGMA"}
+
+Rows = list[dict[str, Any]]
+
+
+def open_database(path: Path = DEFAULT_DB) -> duckdb.DuckDBPyConnection:
+    """Open the database read-only; raises ``DatabaseError`` if it has not been built."""
+    if not path.exists():
+        raise DatabaseError(f"{path}: no database; build it with `make build-db` (or `wh40k build`)")
+    try:
+        return duckdb.connect(str(path), read_only=True)
+    except duckdb.Error as exc:
+        raise DatabaseError(f"{path}: cannot open the database ({exc}); rebuild it with `make build-db`") from None
+
+
+def _rows(cursor: duckdb.DuckDBPyConnection) -> Rows:
+    names = [d[0] for d in cursor.description or []]
+    return [dict(zip(names, row)) for row in cursor.fetchall()]
+
+
+def run_sql(con: duckdb.DuckDBPyConnection, statement: str) -> Rows:
+    """Run one or more read-only SQL statements; return the last one's rows.
+
+    Raises ``DatabaseError`` for a statement that would write (INSERT, UPDATE, CREATE, ...),
+    naming it, and for a statement DuckDB rejects, with DuckDB's message.
+    """
+    try:
+        statements = con.extract_statements(statement)
+    except duckdb.Error as exc:
+        raise DatabaseError(f"SQL does not parse: {exc}") from None
+    if not statements:
+        raise DatabaseError("no SQL statement given; example: wh40k sql \"SELECT name FROM datasheets\"")
+    for i, st in enumerate(statements, start=1):
+        kind = str(st.type).rsplit(".", 1)[-1]
+        if kind not in _READ_ONLY_STATEMENTS:
+            raise DatabaseError(
+                f"statement {i} is {kind}: the database is read-only here; "
+                "only SELECT queries are allowed (rebuild with `make build-db` to change data)"
+            )
+    try:
+        cursor = None
+        for st in statements:
+            cursor = con.execute(st.query)
+        return _rows(cursor) if cursor is not None else []
+    except duckdb.Error as exc:
+        raise DatabaseError(f"SQL failed: {str(exc).splitlines()[0]}") from None
+
+
+def _suggest(name: str, candidates: list[str]) -> str:
+    close = difflib.get_close_matches(name.lower(), [c.lower() for c in candidates], n=5, cutoff=0.5)
+    by_lower = {c.lower(): c for c in candidates}
+    if not close:
+        contains = [c for c in candidates if name.lower() in c.lower()][:5]
+        close = [c.lower() for c in contains]
+    return ", ".join(by_lower[c] for c in close)
+
+
+def list_units(con: duckdb.DuckDBPyConnection, name: str | None = None, faction: str | None = None) -> Rows:
+    """Datasheets with their faction, model count and source, ordered by name."""
+    sql = """
+        SELECT d.name, d.datasheet_id, d.faction_id, d.edition, d.game_mode,
+               d.starting_strength, d.source_id
+        FROM datasheets d
+        WHERE (? IS NULL OR lower(d.name) LIKE '%' || lower(?) || '%')
+          AND (? IS NULL OR d.faction_id = ? OR lower(d.faction_id) = lower(?))
+        ORDER BY d.name, d.datasheet_id
+    """
+    return _rows(con.execute(sql, [name, name, faction, faction, slug(faction) if faction else None]))
+
+
+def find_datasheet(
+    con: duckdb.DuckDBPyConnection, name: str, edition: int | None = None, mode: str | None = None
+) -> tuple[dict[str, Any], Rows]:
+    """The datasheet for a name or datasheet id, and the other matches (if several).
+
+    Matching ignores case and hyphen style. Several matches are ordered by: the requested
+    edition and game mode, then matched play before Combat Patrol, then the newest edition.
+    Raises ``NotFoundError`` with close names when nothing matches.
+    """
+    rows = _rows(con.execute("SELECT * FROM datasheets"))
+    wanted = slug(clean_line(name))
+    matches = [r for r in rows if r["datasheet_id"] == name or slug(r["name"]) == wanted]
+    if edition is not None:
+        matches = [r for r in matches if r["edition"] == edition]
+    if mode is not None:
+        matches = [r for r in matches if (r["game_mode"] or "matched") == mode]
+    if not matches:
+        hint = _suggest(name, sorted({r["name"] for r in rows}))
+        raise NotFoundError(
+            f"no unit named {name!r}" + (f" (with the filters given)" if edition or mode else "")
+            + (f"; did you mean: {hint}?" if hint else "; list units with `wh40k units`")
+        )
+    matches.sort(key=lambda r: (r["game_mode"] is not None, -(r["edition"] or 0), r["datasheet_id"]))
+    return matches[0], matches[1:]
+
+
+def unit_detail(con: duckdb.DuckDBPyConnection, datasheet_id: str) -> dict[str, Any]:
+    """Everything about one datasheet: profiles, weapons with abilities, abilities, keywords, gaps."""
+    one = lambda sql: _rows(con.execute(sql, [datasheet_id]))  # noqa: E731
+    return {
+        "datasheet": one("SELECT * FROM datasheets WHERE datasheet_id = ?")[0],
+        "model_profiles": one("SELECT * FROM model_profiles WHERE datasheet_id = ? ORDER BY line"),
+        "weapons": weapons(con, datasheet_id=datasheet_id),
+        "abilities": one(
+            "SELECT kind, name, parameter, text, source_id FROM abilities WHERE datasheet_id = ? "
+            "ORDER BY CASE kind WHEN 'core' THEN 0 WHEN 'faction' THEN 1 WHEN 'datasheet' THEN 2 ELSE 3 END, name"
+        ),
+        "keywords": one(
+            "SELECT keyword, is_faction_keyword FROM keywords WHERE datasheet_id = ? "
+            "ORDER BY is_faction_keyword, keyword"
+        ),
+        "loadout": one("SELECT models, equipment FROM wargear_loadouts WHERE datasheet_id = ? ORDER BY line"),
+        "data_gaps": one(
+            "SELECT table_name, field, reason, source_id, locator FROM data_gaps WHERE entity_key = ?"
+        ),
+    }
+
+
+def weapons(
+    con: duckdb.DuckDBPyConnection,
+    name: str | None = None,
+    ability: str | None = None,
+    datasheet_id: str | None = None,
+) -> Rows:
+    """Weapon profiles with their abilities, filtered by weapon name, ability and datasheet.
+
+    ``ability`` matches the canonical ability name (``DEVASTATING WOUNDS``, ``ANTI``) or the
+    printed form (``anti-infantry``), ignoring case.
+    """
+    sql = """
+        SELECT w.weapon_name, w.profile_name, d.name AS datasheet, w.datasheet_id,
+               CASE WHEN w.is_melee THEN 'melee' ELSE 'ranged' END AS kind,
+               CASE WHEN w.is_melee THEN 'Melee' ELSE w.range_inches || '"' END AS range,
+               w.attacks_text AS A,
+               CASE WHEN w.skill IS NULL THEN 'N/A' ELSE w.skill || '+' END AS skill,
+               w.strength AS S, w.armour_penetration AS AP, w.damage_text AS D,
+               coalesce((SELECT string_agg(a.raw_text, ', ' ORDER BY a.position)
+                         FROM weapon_abilities a
+                         WHERE a.datasheet_id = w.datasheet_id AND a.weapon_name = w.weapon_name
+                           AND a.is_melee = w.is_melee AND a.profile_name = w.profile_name), '') AS abilities,
+               w.source_id
+        FROM weapon_profiles w JOIN datasheets d USING (datasheet_id)
+        WHERE (? IS NULL OR w.datasheet_id = ?)
+          AND (? IS NULL OR lower(w.weapon_name) LIKE '%' || lower(?) || '%')
+          AND (? IS NULL OR EXISTS (
+                SELECT 1 FROM weapon_abilities a
+                WHERE a.datasheet_id = w.datasheet_id AND a.weapon_name = w.weapon_name
+                  AND a.is_melee = w.is_melee AND a.profile_name = w.profile_name
+                  AND (upper(a.name) = upper(?) OR upper(a.raw_text) = upper(?)
+                       OR upper(a.name || '-' || coalesce(a.target_keyword, '')) = upper(?))))
+        ORDER BY w.is_melee, w.weapon_name, d.name, w.profile_name
+    """
+    ab = clean_line(ability) if ability else None
+    params = [datasheet_id, datasheet_id, name, name, ab, ab, ab, ab]
+    rows = _rows(con.execute(sql, params))
+    if not rows and (name or ability):
+        known_names = [r[0] for r in con.execute("SELECT DISTINCT weapon_name FROM weapon_profiles").fetchall()]
+        known_abilities = [r[0] for r in con.execute("SELECT DISTINCT name FROM weapon_abilities").fetchall()]
+        hints = []
+        if name:
+            h = _suggest(name, known_names)
+            hints.append(f"weapons like {name!r}: {h}" if h else f"no weapon name contains {name!r}")
+        if ability:
+            h = _suggest(ability, known_abilities)
+            hints.append(f"abilities like {ability!r}: {h}" if h else f"known abilities: {', '.join(sorted(known_abilities))}")
+        raise NotFoundError("no weapon matches; " + "; ".join(hints))
+    return rows
+
+
+def rule_texts(con: duckdb.DuckDBPyConnection, name: str, edition: int | None = None) -> Rows:
+    """Every stored wording of a rule, by title, rule key, section number or alias.
+
+    Raises ``NotFoundError`` with close rule names when nothing matches.
+    """
+    key = slug(name)
+    sql = """
+        SELECT r.rule_key, r.title, r.section, r.edition, r.game_mode, r.effective_date,
+               r.source_id, r.locator, r.text
+        FROM rule_texts r
+        WHERE (r.rule_key = ? OR r.section = ? OR r.rule_key IN (
+                  SELECT rule_key FROM rule_aliases WHERE alias_key = ?))
+          AND (? IS NULL OR r.edition = ?)
+        ORDER BY r.edition, r.source_id, r.locator
+    """
+    rows = _rows(con.execute(sql, [key, name.strip(), key, edition, edition]))
+    if not rows:
+        titles = sorted({r[0] for r in con.execute("SELECT title FROM rule_texts").fetchall()})
+        hint = _suggest(name, titles)
+        raise NotFoundError(
+            f"no rule named {name!r}" + (f" in edition {edition}" if edition else "")
+            + (f"; did you mean: {hint}?" if hint else "; list rules with `wh40k sql \"SELECT title FROM rule_texts\"`")
+        )
+    return rows
