@@ -192,6 +192,7 @@ class WeaponAbility(Provenanced):
     threshold: RollTarget | None
     value: DiceExpr | None
     raw_text: str
+    condition: str | None = None  # 11th-edition forms such as "LETHAL HITS: non-MONSTER/VEHICLE"
 
 
 class Ability(Provenanced):
