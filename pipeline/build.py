@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from pipeline.extract import RawSnapshot, read_snapshot
+from pipeline.aliases import load_aliases
+from pipeline.extract import RawSnapshot, is_present, read_snapshot
 from pipeline.load import load_database
 from pipeline.manifest import read_manifest
 from pipeline.parsers import ParseResult, get_parser
@@ -42,6 +43,7 @@ class BuildReport:
     rows: dict[str, int]
     accounting: list[Accounting]
     boilerplate: Counter[str] = field(default_factory=Counter)
+    skipped: list[str] = field(default_factory=list)
 
     @property
     def rejected(self) -> int:
@@ -150,11 +152,16 @@ def account(
 def build(raw_dir: Path, db_path: Path, progress: Progress = lambda _msg: None) -> BuildReport:
     """Build the database at ``db_path`` from the snapshots listed in ``raw_dir/manifest.toml``.
 
-    Raises ``ManifestError`` or ``RawFileError`` (naming the file) before anything is written;
-    the previous database is replaced only by a complete new one.
+    Sources marked ``fetch_only`` whose file has not been fetched are skipped and listed in the
+    report. Raises ``ManifestError`` or ``RawFileError`` (naming the file) before anything is
+    written; the previous database is replaced only by a complete new one.
     """
-    sources = read_manifest(raw_dir)
-    progress(f"read manifest: {len(sources)} sources in {raw_dir}")
+    listed = read_manifest(raw_dir)
+    progress(f"read manifest: {len(listed)} sources in {raw_dir}")
+    skipped = [s.source_id for s in listed if s.fetch_only and not is_present(raw_dir, s)]
+    for sid in skipped:
+        progress(f"skipped {sid}: not fetched (run `wh40k fetch --only {sid}`, or with --mirror DIR)")
+    sources = [s for s in listed if s.source_id not in skipped]
     snapshots = [read_snapshot(raw_dir, source) for source in sources]
     results: dict[str, ParseResult] = {}
     for snapshot in snapshots:
@@ -170,5 +177,8 @@ def build(raw_dir: Path, db_path: Path, progress: Progress = lambda _msg: None) 
     for result in results.values():
         boilerplate.update(result.boilerplate)
     progress(f"loading {len(records)} rows into {db_path}")
-    rows = load_database([*sources, *records, *rejects, *accounting], db_path)
-    return BuildReport(db_path=db_path, rows=rows, accounting=accounting, boilerplate=boilerplate)
+    aliases = load_aliases()
+    rows = load_database([*sources, *records, *aliases, *rejects, *accounting], db_path)
+    return BuildReport(
+        db_path=db_path, rows=rows, accounting=accounting, boilerplate=boilerplate, skipped=skipped
+    )

@@ -41,11 +41,17 @@ def _read_text(path: Path, source: Source) -> str:
 def _sha256_of(path: Path) -> str:
     if path.is_dir():
         digest = hashlib.sha256()
-        for child in sorted(p for p in path.iterdir() if p.is_file()):
+        children = (p for p in path.iterdir() if p.is_file() and not p.name.startswith("."))
+        for child in sorted(c for c in children if not c.name.endswith(".tmp")):
             digest.update(child.name.encode())
             digest.update(hashlib.sha256(child.read_bytes()).digest())
         return digest.hexdigest()
     return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def is_present(raw_dir: Path, source: Source) -> bool:
+    """True when the source's file (or folder) is in ``raw_dir``."""
+    return (raw_dir / source.file).exists()
 
 
 def read_snapshot(raw_dir: Path, source: Source) -> RawSnapshot:

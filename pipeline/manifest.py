@@ -13,6 +13,8 @@ from schemas.records import Source
 MANIFEST_NAME = "manifest.toml"
 
 _FIELD_OF_KEY = {"id": "source_id"}
+#: Keys read by ``pipeline.fetch`` only (the tables of a folder source); not columns of sources.
+_FETCH_ONLY_KEYS = {"files"}
 
 
 def read_manifest(raw_dir: Path) -> list[Source]:
@@ -33,7 +35,7 @@ def read_manifest(raw_dir: Path) -> list[Source]:
     sources: list[Source] = []
     seen: set[str] = set()
     for i, entry in enumerate(data.get("source", []), start=1):
-        fields = {_FIELD_OF_KEY.get(k, k): v for k, v in entry.items()}
+        fields = {_FIELD_OF_KEY.get(k, k): v for k, v in entry.items() if k not in _FETCH_ONLY_KEYS}
         fields.setdefault("game_mode", None)
         fields.setdefault("version", None)
         fields.setdefault("version_date", None)

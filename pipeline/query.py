@@ -187,22 +187,39 @@ def weapons(
     return rows
 
 
-def rule_texts(con: duckdb.DuckDBPyConnection, name: str, edition: int | None = None) -> Rows:
-    """Every stored wording of a rule, by title, rule key, section number or alias.
+def rule_keys_for(name: str) -> tuple[str, str]:
+    """(canonical rule key, section or "") for a printed name, alias or section number."""
+    from pipeline.aliases import canonical_rule_key, split_section
 
+    _, section = split_section(name.strip())
+    try:
+        return canonical_rule_key(name), section or ""
+    except (NotFoundError, ValueError):
+        return slug(name), section or name.strip()
+
+
+def rule_texts(con: duckdb.DuckDBPyConnection, name: str, edition: int | None = None) -> Rows:
+    """Every stored wording of a rule, by title, rule key, alias or section number.
+
+    The name is resolved to its canonical key through the alias table (``Hazardous test``,
+    ``hazard roll`` and ``06.03`` all find ``hazard-rolls``); every text stored under that key,
+    under one of its aliases or under one of its section numbers matches.
     Raises ``NotFoundError`` with close rule names when nothing matches.
     """
-    key = slug(name)
+    key, section = rule_keys_for(name)
     sql = """
+        WITH names AS (
+            SELECT ? AS k UNION SELECT alias_key FROM rule_aliases WHERE rule_key = ?
+        )
         SELECT r.rule_key, r.title, r.section, r.edition, r.game_mode, r.effective_date,
                r.source_id, r.locator, r.text
         FROM rule_texts r
-        WHERE (r.rule_key = ? OR r.section = ? OR r.rule_key IN (
-                  SELECT rule_key FROM rule_aliases WHERE alias_key = ?))
+        WHERE (r.rule_key IN (SELECT k FROM names) OR r.section IN (SELECT k FROM names)
+               OR r.section = ?)
           AND (? IS NULL OR r.edition = ?)
         ORDER BY r.edition, r.source_id, r.locator
     """
-    rows = _rows(con.execute(sql, [key, name.strip(), key, edition, edition]))
+    rows = _rows(con.execute(sql, [key, key, section or None, edition, edition]))
     if not rows:
         titles = sorted({r[0] for r in con.execute("SELECT title FROM rule_texts").fetchall()})
         hint = _suggest(name, titles)

@@ -59,6 +59,7 @@ class Source(Record):
     url: str | None = None
     note: str | None = None
     sha256: str | None = None
+    fetch_only: bool = False  # not kept in git: `wh40k fetch` brings it; the build skips it if absent
 
 
 class Faction(Provenanced):
@@ -292,8 +293,10 @@ class SecondaryObjective(Provenanced):
 class RuleText(Provenanced):
     """One wording of a rule, keyed by rule, edition, source, game mode and effective date.
 
-    ``rule_key`` is the canonical slug (``lethal-hits``); ``section`` the 11th-edition section
-    number (``24.23``) or None; ``game_mode`` None means every game mode.
+    ``rule_key`` is the slug of the printed name with its parameter dropped (``lethal-hits``,
+    ``feel-no-pain``); the same rule under another name in the other edition is joined through
+    ``rule_aliases`` (``hazardous-test`` -> ``hazard-rolls``). ``section`` is the 11th-edition
+    section number (``24.23``) or None; ``game_mode`` None means every game mode.
     """
 
     __table__ = "rule_texts"
@@ -327,6 +330,7 @@ class RuleAlias(Record):
 
     alias_key: str
     rule_key: str
+    edition: Edition | None = None  # the edition whose wording uses this name; None: both
     note: str | None
 
 

@@ -23,7 +23,7 @@ app = typer.Typer(
 
 
 def _register() -> None:
-    from pipeline.cli import build, data  # noqa: F401  (commands register on import)
+    from pipeline.cli import build, data, fetch  # noqa: F401  (commands register on import)
 
 
 def main() -> None:

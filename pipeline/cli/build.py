@@ -29,6 +29,8 @@ def _summary(report: BuildReport) -> None:
         acc.add_row(a.source_id, a.table_name, str(a.input_rows), str(a.loaded), str(a.duplicates), str(a.rejected))
     console.print(acc)
     dropped = sum(report.boilerplate.values())
+    if report.skipped:
+        console.print(f"skipped (not fetched): {', '.join(report.skipped)}; `wh40k fetch` brings them")
     console.print(
         f"{sum(report.rows.values())} rows in {len(report.rows)} tables; "
         f"{report.duplicates} duplicates collapsed; {report.rejected} rejected (see table rejects); "

@@ -45,12 +45,19 @@ Parser = Callable[[str, Source], ParseResult]
 
 
 def _registry() -> dict[str, Parser]:
-    from pipeline.parsers import battlescribe_rules, wahapedia_rules_11e, wahapedia_text_10e
+    from pipeline.parsers import (
+        battlescribe_rules,
+        bsdata_gamesystem,
+        wahapedia_rules_11e,
+        wahapedia_text_10e,
+    )
 
     return {
         "wahapedia-text-10e": wahapedia_text_10e.parse,
         "wahapedia-rules-11e": wahapedia_rules_11e.parse,
         "battlescribe-rule-descriptions": battlescribe_rules.parse,
+        "bsdata-gst-xml": bsdata_gamesystem.parse_gst_xml,
+        "bsdata-gst-json": bsdata_gamesystem.parse_gst_json,
     }
 
 

@@ -1,0 +1,690 @@
+"""Fetch: download the sources of the raw manifest into ``raw/``. The only code that touches the network.
+
+Each ``[[source]]`` with a ``url`` is downloaded to ``raw/<file>``:
+
+- a single file: ``url`` points at the file itself;
+- a folder of tables (a Wahapedia CSV export, ``file = "wahapedia-10e/"``): ``url`` is the base URL
+  of the folder and the entry lists its tables, ``files = ["Datasheets.csv", ...]`` (read by
+  ``read_folder_files``); each table is fetched from ``<url>/<table>``. A source is a folder when it
+  has ``files``, its ``file`` or ``url`` ends with ``/``, or ``raw/<file>`` is a folder.
+
+A source without ``url`` is a local snapshot (a saved page, say): it is skipped with a note, also
+when a mirror is given.
+
+Guarantees:
+
+- **Never a half file.** A body is written to a temporary file in the target's folder
+  (``.<name>.<random>.tmp``, ignored by git), flushed to disk, and moved over the target with
+  ``os.replace`` only after the whole body arrived and, when the manifest gives ``sha256``, only if
+  it matches (for a folder: the folder checksum of ``pipeline.extract``, over every table). In a
+  folder, no table is replaced until every table has arrived: if one fails, none is replaced.
+- **Conditional requests.** The validators of each downloaded file (``ETag``, ``Last-Modified``)
+  and the sha256 of what was written are kept in ``raw/.fetch-state.json``. The next fetch sends
+  ``If-None-Match`` / ``If-Modified-Since`` when the file on disk still has that sha256 (and the
+  manifest's, for a single file); a ``304`` leaves the file untouched. The state file sits at the
+  top of ``raw/``, outside every source's file or folder, so the build never reads it; delete it to
+  force a full download.
+- **Politeness.** A ``User-Agent`` naming the project, and ``delay_seconds`` between two requests
+  to the same host.
+- **Retries** with exponential backoff (``backoff_seconds * 2**n``) on connect errors, timeouts,
+  interrupted bodies, ``429`` and ``5xx``; a ``Retry-After`` header (seconds or a date) is honoured,
+  up to ``MAX_RETRY_AFTER_SECONDS``.
+
+A mirror replaces each source's ``url``: ``mirror="DIR"`` copies ``DIR/<file>`` (or
+``DIR/<basename of file>``); ``mirror="http://host/path/"`` downloads ``<mirror>/<file>``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import email.utils
+import hashlib
+import json
+import os
+import tempfile
+import time
+import tomllib
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from importlib import metadata
+from pathlib import Path, PurePosixPath
+from urllib.parse import quote, urlsplit
+
+import httpx
+
+from pipeline.errors import ManifestError, Wh40kError
+from schemas.records import Source
+
+STATE_NAME = ".fetch-state.json"
+STATE_FORMAT = 1
+MAX_RETRY_AFTER_SECONDS = 300.0
+TIMEOUT = httpx.Timeout(60.0, connect=15.0)
+_CHUNK_BYTES = 1 << 16
+
+
+def _project_version() -> str:
+    try:
+        return metadata.version("wh40k-rules-db")
+    except metadata.PackageNotFoundError:
+        return "0+unknown"
+
+
+USER_AGENT = f"wh40k-rules-db/{_project_version()} (+project README)"
+
+
+class FetchError(Wh40kError):
+    """A source could not be fetched, or its content was refused; names the source, the URL and the fix."""
+
+
+class FetchStatus(str, Enum):
+    downloaded = "downloaded"
+    not_modified = "not modified"
+    copied = "copied from mirror"
+    skipped = "skipped"
+    failed = "failed"
+
+
+@dataclass(frozen=True)
+class FetchResult:
+    """What happened to one source.
+
+    ``file`` is relative to the raw folder; ``origin`` the URL (for a folder: its base URL) or
+    mirror path it came from, None when skipped; ``bytes_written`` the bytes written into the raw
+    folder (0 when nothing changed); ``note`` a reason (skipped, failed) or a detail.
+    """
+
+    source_id: str
+    file: str
+    status: FetchStatus
+    origin: str | None
+    bytes_written: int = 0
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class FetchReport:
+    """The outcome of ``fetch_sources``: one result per source, in manifest order."""
+
+    results: tuple[FetchResult, ...]
+    state_file: Path
+
+    @property
+    def failures(self) -> tuple[FetchResult, ...]:
+        return tuple(r for r in self.results if r.status is FetchStatus.failed)
+
+    def counts(self) -> dict[str, int]:
+        """Number of sources per status, e.g. ``{"downloaded": 2, "skipped": 1}`` (zeros left out)."""
+        counts: dict[str, int] = {}
+        for r in self.results:
+            counts[r.status.value] = counts.get(r.status.value, 0) + 1
+        return counts
+
+    def rows(self) -> list[dict[str, object]]:
+        """One plain row per source (source, file, status, bytes, origin, note) for rendering."""
+        return [
+            {"source": r.source_id, "file": r.file, "status": r.status.value, "bytes": r.bytes_written,
+             "origin": r.origin, "note": r.note}
+            for r in self.results
+        ]
+
+    def raise_for_failures(self) -> None:
+        """Raise ``FetchError`` when a source failed: how many, and the first one's reason."""
+        failed = self.failures
+        if not failed:
+            return
+        message = f"{len(failed)} of {len(self.results)} sources failed: {failed[0].note}"
+        if len(failed) > 1:
+            message += f"; and {len(failed) - 1} more, listed in the summary"
+        raise FetchError(message + " (a failed source keeps its previous files)")
+
+
+def read_folder_files(raw_dir: Path) -> dict[str, tuple[str, ...]]:
+    """The table names of each folder source: ``{source_id: ("Datasheets.csv", ...)}``.
+
+    Read from the ``files = [...]`` key of the ``[[source]]`` entries of ``<raw_dir>/manifest.toml``
+    (a fetch-only key: it is not a column of ``sources``). Entries without it are left out.
+    Raises ``ManifestError`` when the manifest is missing, not TOML, or ``files`` is not a list of
+    plain file names.
+    """
+    path = raw_dir / "manifest.toml"
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ManifestError(f"{path}: no raw manifest; create it with one [[source]] entry per raw file") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ManifestError(f"{path}: not valid TOML ({exc})") from None
+    folders: dict[str, tuple[str, ...]] = {}
+    for i, entry in enumerate(data.get("source", []), start=1):
+        if "files" not in entry:
+            continue
+        files = entry["files"]
+        where = f"{path}: [[source]] entry {i} ({entry.get('id', 'no id')})"
+        if not isinstance(files, list) or not files or not all(isinstance(f, str) for f in files):
+            raise ManifestError(f"{where}: files must be a non-empty list of table file names")
+        for name in files:
+            if not _is_plain_name(name):
+                raise ManifestError(f"{where}: files: {name!r} is not a plain file name (no folders, no '..')")
+        folders[str(entry.get("id"))] = tuple(files)
+    return folders
+
+
+def folder_sha256(file_digests: Mapping[str, bytes]) -> str:
+    """The checksum of a folder source, from the sha256 digest of each file by name.
+
+    The same as ``pipeline.extract`` computes for a folder: files in name order, each contributing
+    its name and its sha256 digest.
+
+    >>> folder_sha256({"b.csv": hashlib.sha256(b"b").digest(), "a.csv": hashlib.sha256(b"a").digest()})[:12]
+    'bcefc64d0231'
+    """
+    digest = hashlib.sha256()
+    for name in sorted(file_digests):
+        digest.update(name.encode())
+        digest.update(file_digests[name])
+    return digest.hexdigest()
+
+
+def fetch_sources(
+    sources: Sequence[Source],
+    raw_dir: Path,
+    *,
+    mirror: str | None = None,
+    folder_files: Mapping[str, Sequence[str]] | None = None,
+    client: httpx.Client | None = None,
+    delay_seconds: float = 1.0,
+    retries: int = 3,
+    backoff_seconds: float = 0.5,
+    progress: Callable[[str], None] = lambda _message: None,
+    sleep: Callable[[float], None] = time.sleep,
+) -> FetchReport:
+    """Download (or copy from ``mirror``) each source's file or folder into ``raw_dir``.
+
+    ``folder_files`` maps a folder source's id to its table names (``read_folder_files``);
+    ``mirror`` is a folder or an ``http(s)://`` base URL used instead of each source's ``url``;
+    ``client`` an httpx client to use (one with ``follow_redirects=True`` is made and closed when
+    None); ``delay_seconds`` the pause between requests to one host; ``retries`` the number of
+    retries after a first failed attempt, waiting ``backoff_seconds * 2**n`` (or ``Retry-After``);
+    ``progress`` receives one line per step; ``sleep`` is how waiting is done (tests pass a recorder).
+
+    Returns a ``FetchReport`` with one result per source; a source that fails is reported (status
+    ``failed`` with the reason) and the others still run: call ``report.raise_for_failures()``.
+    Raises ``FetchError`` only when the mirror is neither a folder nor an http(s) URL, or the state
+    file cannot be written.
+    """
+    mirror_dir, mirror_url = _read_mirror(mirror)
+    state = _FetchState.load(raw_dir / STATE_NAME, progress)
+    own_client = client is None
+    if client is None:
+        client = httpx.Client(timeout=TIMEOUT, follow_redirects=True)
+    run = _Run(
+        raw_dir=raw_dir,
+        mirror_dir=mirror_dir,
+        mirror_url=mirror_url,
+        folder_files={k: tuple(v) for k, v in (folder_files or {}).items()},
+        state=state,
+        http=_Http(client, delay_seconds, retries, backoff_seconds, progress, sleep),
+        progress=progress,
+    )
+    try:
+        results = tuple(run.fetch(source) for source in sources)
+    finally:
+        if own_client:
+            client.close()
+        state.save()
+    return FetchReport(results, state.path)
+
+
+# --- the run over the sources -------------------------------------------------------------------
+
+
+@dataclass
+class _Staged:
+    """One file ready to be committed: new content in ``temp`` (None: the file is unchanged)."""
+
+    rel: str
+    target: Path
+    status: FetchStatus
+    temp: Path | None
+    digest: bytes
+    size: int
+    url: str | None = None  # http only: recorded in the state with ``headers``
+    headers: httpx.Headers | None = None
+    detail: str | None = None
+
+
+@dataclass
+class _Run:
+    raw_dir: Path
+    mirror_dir: Path | None
+    mirror_url: str | None
+    folder_files: dict[str, tuple[str, ...]]
+    state: _FetchState
+    http: _Http
+    progress: Callable[[str], None]
+
+    def fetch(self, source: Source) -> FetchResult:
+        origin = str(self.mirror_dir) if self.mirror_dir else self.mirror_url or source.url
+        try:
+            return self._fetch(source)
+        except FetchError as exc:
+            self.progress(f"{source.source_id}: failed: {exc}")
+            return FetchResult(source.source_id, source.file, FetchStatus.failed, origin, 0, str(exc))
+
+    def _fetch(self, source: Source) -> FetchResult:
+        if not source.url:
+            self.progress(f"{source.source_id}: skipped (no url)")
+            return FetchResult(
+                source.source_id, source.file, FetchStatus.skipped, None, 0,
+                "no url in the raw manifest: a local snapshot, left as it is (add url = \"...\" to its "
+                "entry to fetch it)",
+            )
+        rel = _relative_file(source)
+        is_folder = (
+            source.source_id in self.folder_files
+            or source.file.endswith("/")
+            or source.url.endswith("/")
+            or (self.raw_dir / rel).is_dir()
+        )
+        plan, origin = self._plan(source, rel, is_folder)
+        folder = self.raw_dir / rel if is_folder else None
+        parent = folder if folder is not None else (self.raw_dir / rel).parent
+        created = not parent.exists()  # removed again if the fetch fails and leaves it empty
+        staged: list[_Staged] = []
+        try:
+            for member_rel, member_origin in plan:
+                staged.append(self._stage(source, member_rel, member_origin, check_manifest=not is_folder))
+            self._check_sha256(source, origin, staged, folder)
+            written = 0
+            for item in staged:
+                if item.temp is not None:
+                    os.replace(item.temp, item.target)
+                    item.temp = None
+                    written += item.size
+                if item.url is not None and item.headers is not None:
+                    self.state.record(item.rel, item.url, item.digest, item.headers)
+        finally:
+            for item in staged:
+                if item.temp is not None:
+                    item.temp.unlink(missing_ok=True)
+            if created and parent.is_dir() and not any(parent.iterdir()):
+                parent.rmdir()
+        statuses = [item.status for item in staged]
+        status = next(
+            (s for s in (FetchStatus.downloaded, FetchStatus.copied) if s in statuses), FetchStatus.not_modified
+        )
+        note = None
+        if is_folder:
+            parts = [f"{statuses.count(s)} {s.value}" for s in FetchStatus if statuses.count(s)]
+            note = f"{len(staged)} files: " + ", ".join(parts)
+        else:
+            note = staged[0].detail
+        return FetchResult(source.source_id, source.file, status, origin, written, note)
+
+    def _plan(self, source: Source, rel: str, is_folder: bool) -> tuple[list[tuple[str, str | Path]], str]:
+        """The files to fetch as (path relative to raw, URL or mirror path), and the origin to report."""
+        if self.mirror_dir is not None:
+            return self._plan_from_mirror_dir(source, rel, is_folder)
+        base = self.mirror_url + quote(rel) if self.mirror_url else source.url
+        assert base is not None  # a source without url is skipped before
+        if not is_folder:
+            return [(rel, base)], base
+        members = self.folder_files.get(source.source_id)
+        if not members:
+            raise FetchError(
+                f"source {source.source_id!r}: {source.file!r} is a folder of tables but its raw-manifest "
+                f"entry lists none; add files = [\"Datasheets.csv\", ...] to it (fetched from {base}/<name>)"
+            )
+        base = base if base.endswith("/") else base + "/"
+        return [(f"{rel}/{m}", base + quote(m)) for m in members], base
+
+    def _plan_from_mirror_dir(self, source: Source, rel: str, is_folder: bool) -> tuple[list[tuple[str, str | Path]], str]:
+        assert self.mirror_dir is not None
+        candidates = list(dict.fromkeys([self.mirror_dir / rel, self.mirror_dir / PurePosixPath(rel).name]))
+        looked = " and ".join(str(p) for p in candidates)
+        if not is_folder:
+            for path in candidates:
+                if path.is_file():
+                    return [(rel, path)], str(path)
+            raise FetchError(
+                f"source {source.source_id!r}: not in the mirror (looked for {looked}); "
+                "add the file to the mirror or fetch without --mirror"
+            )
+        for folder in candidates:
+            if folder.is_dir():
+                members = self.folder_files.get(source.source_id) or tuple(
+                    sorted(p.name for p in folder.iterdir() if p.is_file() and not p.name.startswith("."))
+                )
+                missing = [m for m in members if not (folder / m).is_file()]
+                if missing:
+                    raise FetchError(
+                        f"source {source.source_id!r}: the mirror folder {folder} lacks {', '.join(missing)}; "
+                        "complete the mirror or fetch without --mirror"
+                    )
+                if not members:
+                    raise FetchError(f"source {source.source_id!r}: the mirror folder {folder} is empty")
+                return [(f"{rel}/{m}", folder / m) for m in members], str(folder)
+        raise FetchError(
+            f"source {source.source_id!r}: not in the mirror (looked for the folder {looked}); "
+            "add it to the mirror or fetch without --mirror"
+        )
+
+    def _stage(self, source: Source, rel: str, origin: str | Path, *, check_manifest: bool) -> _Staged:
+        target = self.raw_dir / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        local = _file_digest(target)
+        if isinstance(origin, Path):
+            self.progress(f"{source.source_id}: copy {origin}")
+            try:
+                with origin.open("rb") as f:
+                    temp, digest, size = _write_temp(target, iter(lambda: f.read(_CHUNK_BYTES), b""))
+            except OSError as exc:
+                raise FetchError(
+                    f"source {source.source_id!r}: cannot copy {origin} from the mirror ({exc.strerror}); "
+                    "check the mirror folder"
+                ) from None
+            if digest == local:
+                temp.unlink()
+                return _Staged(rel, target, FetchStatus.not_modified, None, digest, 0, detail="same content")
+            return _Staged(rel, target, FetchStatus.copied, temp, digest, size)
+        manifest_ok = not check_manifest or not source.sha256 or (local is not None and local.hex() == source.sha256)
+        conditional = self.state.conditional_headers(rel, origin, local) if manifest_ok else {}
+        download = self.http.download(source.source_id, origin, conditional, target)
+        if download.temp is None:
+            assert local is not None
+            return _Staged(rel, target, FetchStatus.not_modified, None, local, 0, origin, download.headers)
+        if download.digest == local:
+            download.temp.unlink()
+            return _Staged(rel, target, FetchStatus.not_modified, None, local, 0, origin, download.headers,
+                           detail="downloaded again: same content")
+        return _Staged(rel, target, FetchStatus.downloaded, download.temp, download.digest, download.size,
+                       origin, download.headers)
+
+    def _check_sha256(self, source: Source, origin: str, staged: list[_Staged], folder: Path | None) -> None:
+        if not source.sha256:
+            return
+        if folder is None:
+            actual = staged[0].digest.hex()
+        else:
+            temps = {item.temp for item in staged if item.temp is not None}
+            digests = {p.name: _file_digest(p) for p in folder.iterdir() if p.is_file() and p not in temps}
+            digests.update({PurePosixPath(item.rel).name: item.digest for item in staged})
+            actual = folder_sha256({k: v for k, v in digests.items() if v is not None})
+        if actual != source.sha256:
+            raise FetchError(
+                f"source {source.source_id!r}: the content from {origin} has sha256 {actual} but "
+                f"{self.raw_dir / 'manifest.toml'} expects {source.sha256}: the upstream file changed since "
+                "the manifest was written. Nothing was written; the previous snapshot is kept. To accept the "
+                f"new version, set sha256 = \"{actual}\" in its [[source]] entry (or remove the sha256 line) "
+                "and fetch again"
+            )
+
+
+# --- HTTP ------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Download:
+    temp: Path | None  # None: 304 Not Modified
+    digest: bytes
+    size: int
+    headers: httpx.Headers
+
+
+class _Http:
+    """GET with a polite per-host delay, retries with backoff, bodies streamed to a temp file."""
+
+    def __init__(self, client: httpx.Client, delay_seconds: float, retries: int, backoff_seconds: float,
+                 progress: Callable[[str], None], sleep: Callable[[float], None]) -> None:
+        self.client = client
+        self.delay_seconds = delay_seconds
+        self.retries = retries
+        self.backoff_seconds = backoff_seconds
+        self.progress = progress
+        self.sleep = sleep
+        self._last_request: dict[str, float] = {}
+
+    def _wait_for_host(self, host: str) -> None:
+        last = self._last_request.get(host)
+        if last is not None and self.delay_seconds > 0:
+            wait = self.delay_seconds - (time.monotonic() - last)
+            if wait > 0:
+                self.sleep(wait)
+
+    def download(self, source_id: str, url: str, conditional: dict[str, str], target: Path) -> _Download:
+        """GET ``url`` into a temp file beside ``target`` (``temp`` None on 304); raises ``FetchError``."""
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise FetchError(
+                f"source {source_id!r}: url {url!r} is not an http(s) URL; fix it in the raw manifest"
+            )
+        attempts = self.retries + 1
+        problem = ""
+        for attempt in range(1, attempts + 1):
+            self._wait_for_host(parts.netloc)
+            self.progress(
+                f"{source_id}: GET {url}"
+                + (" (conditional)" if conditional else "")
+                + (f" (attempt {attempt}/{attempts})" if attempt > 1 else "")
+            )
+            retry_after: float | None = None
+            try:
+                with self.client.stream("GET", url, headers={"User-Agent": USER_AGENT, **conditional}) as response:
+                    status = response.status_code
+                    if status == 304:
+                        if not conditional:
+                            raise FetchError(
+                                f"source {source_id!r}: GET {url} answered 304 Not Modified to a request "
+                                "without validators; the server is misbehaving, try again later or use --mirror"
+                            )
+                        self.progress(f"{source_id}: 304 not modified")
+                        return _Download(None, b"", 0, response.headers)
+                    if status == 200:
+                        temp, digest, size = _write_temp(target, response.iter_bytes(_CHUNK_BYTES))
+                        return _Download(temp, digest, size, response.headers)
+                    problem = f"{status} {response.reason_phrase}".strip()
+                    if status == 429 or status >= 500:
+                        retry_after = _retry_after_seconds(response.headers.get("Retry-After"))
+                    else:
+                        raise FetchError(_http_error_message(source_id, url, status, problem, response))
+            except (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError) as exc:
+                problem = f"{type(exc).__name__}: {exc}"
+            except (httpx.HTTPError, httpx.InvalidURL) as exc:  # not worth retrying: bad URL, unsupported protocol, too many redirects
+                raise FetchError(
+                    f"source {source_id!r}: GET {url} failed ({type(exc).__name__}: {exc}); check the url"
+                ) from None
+            finally:
+                self._last_request[parts.netloc] = time.monotonic()
+            if attempt == attempts:
+                break
+            wait = retry_after if retry_after is not None else self.backoff_seconds * 2 ** (attempt - 1)
+            self.progress(f"{source_id}: {problem}; retry {attempt}/{self.retries} in {wait:g} s")
+            if wait > 0:
+                self.sleep(wait)
+        raise FetchError(
+            f"source {source_id!r}: GET {url} failed after {attempts} attempts (last: {problem}); "
+            "check the network and the url in the raw manifest, try again later, or fetch from a mirror "
+            "with --mirror DIR-or-URL"
+        )
+
+
+def _http_error_message(source_id: str, url: str, status: int, problem: str, response: httpx.Response) -> str:
+    if 300 <= status < 400:
+        where = response.headers.get("Location", "an unknown location")
+        return f"source {source_id!r}: GET {url} redirects ({problem}) to {where}; update the url in the raw manifest"
+    return (
+        f"source {source_id!r}: GET {url} answered {problem}; check the url in the raw manifest "
+        "(or the mirror), or fetch from a mirror with --mirror DIR-or-URL"
+    )
+
+
+def _retry_after_seconds(value: str | None, now: dt.datetime | None = None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header (seconds or an HTTP date), capped; None if absent or bad.
+
+    >>> _retry_after_seconds("3")
+    3.0
+    >>> _retry_after_seconds("Wed, 21 Oct 2015 07:28:10 GMT", dt.datetime(2015, 10, 21, 7, 28, tzinfo=dt.timezone.utc))
+    10.0
+    >>> _retry_after_seconds("100000"), _retry_after_seconds("soon")
+    (300.0, None)
+    """
+    if value is None:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        seconds = float(value)
+    else:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=dt.timezone.utc)
+        seconds = max(0.0, (when - (now or dt.datetime.now(dt.timezone.utc))).total_seconds())
+    return min(seconds, MAX_RETRY_AFTER_SECONDS)
+
+
+# --- files -----------------------------------------------------------------------------------------
+
+
+def _write_temp(target: Path, chunks: Iterable[bytes]) -> tuple[Path, bytes, int]:
+    """Write ``chunks`` to a new temp file beside ``target``: (temp path, sha256 digest, size in bytes).
+
+    The temp file is removed if anything goes wrong (including an interrupted body or Ctrl-C). It
+    gets the permissions of a newly created file (``mkstemp`` alone would make it owner-only).
+    """
+    fd, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    temp = Path(name)
+    digest = hashlib.sha256()
+    size = 0
+    try:
+        os.fchmod(fd, 0o666 & ~_umask())
+        with os.fdopen(fd, "wb") as out:
+            for chunk in chunks:
+                out.write(chunk)
+                digest.update(chunk)
+                size += len(chunk)
+            out.flush()
+            os.fsync(out.fileno())
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
+    return temp, digest.digest(), size
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _file_digest(path: Path) -> bytes | None:
+    """The sha256 digest of a file, or None when it does not exist (or is not a file)."""
+    if not path.is_file():
+        return None
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for chunk in iter(lambda: f.read(_CHUNK_BYTES), b""):
+            digest.update(chunk)
+    return digest.digest()
+
+
+def _is_plain_name(name: str) -> bool:
+    """A file name without folders.
+
+    >>> [_is_plain_name(n) for n in ("Datasheets.csv", "a/b.csv", "..", "")]
+    [True, False, False, False]
+    """
+    return bool(name) and name not in (".", "..") and "/" not in name and "\\" not in name
+
+
+def _relative_file(source: Source) -> str:
+    """The source's ``file`` as a clean relative path inside the raw folder; raises ``FetchError`` otherwise."""
+    path = PurePosixPath(source.file.replace("\\", "/"))
+    if path.is_absolute() or ".." in path.parts or not path.parts or str(path) == ".":
+        raise FetchError(
+            f"source {source.source_id!r}: file {source.file!r} is not a path inside the raw folder; "
+            "fix it in the raw manifest"
+        )
+    return str(path)
+
+
+def _read_mirror(mirror: str | None) -> tuple[Path | None, str | None]:
+    if mirror is None:
+        return None, None
+    scheme = urlsplit(mirror).scheme
+    if scheme in ("http", "https"):
+        return None, mirror if mirror.endswith("/") else mirror + "/"
+    if "://" in mirror:
+        raise FetchError(f"mirror {mirror!r}: only a folder or an http(s):// URL can be a mirror")
+    path = Path(mirror)
+    if not path.is_dir():
+        raise FetchError(f"mirror {mirror!r} is not a folder (nor an http(s):// URL); give an existing folder")
+    return path, None
+
+
+# --- state: validators of the downloaded files ----------------------------------------------------
+
+
+class _FetchState:
+    """``raw/.fetch-state.json``: per file (path relative to raw) its url, ETag, Last-Modified, sha256."""
+
+    def __init__(self, path: Path, files: dict[str, dict[str, str]]) -> None:
+        self.path = path
+        self.files = files
+        self.changed = False
+
+    @classmethod
+    def load(cls, path: Path, progress: Callable[[str], None]) -> _FetchState:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return cls(path, {})
+        except (OSError, ValueError) as exc:
+            progress(f"ignoring unreadable {path} ({exc}): files will be downloaded in full")
+            return cls(path, {})
+        if not isinstance(data, dict) or data.get("format") != STATE_FORMAT or not isinstance(data.get("files"), dict):
+            progress(f"ignoring {path}: not format {STATE_FORMAT}; files will be downloaded in full")
+            return cls(path, {})
+        return cls(path, data["files"])
+
+    def conditional_headers(self, rel: str, url: str, local: bytes | None) -> dict[str, str]:
+        """``If-None-Match`` / ``If-Modified-Since`` for ``rel`` when the file on disk is the one they describe."""
+        entry = self.files.get(rel)
+        if local is None or not isinstance(entry, dict) or entry.get("url") != url or entry.get("sha256") != local.hex():
+            return {}
+        headers = {}
+        if entry.get("etag"):
+            headers["If-None-Match"] = entry["etag"]
+        if entry.get("last_modified"):
+            headers["If-Modified-Since"] = entry["last_modified"]
+        return headers
+
+    def record(self, rel: str, url: str, digest: bytes, headers: httpx.Headers) -> None:
+        previous = self.files.get(rel) if isinstance(self.files.get(rel), dict) else {}
+        entry = {
+            "url": url,
+            "sha256": digest.hex(),
+            # a 304 may omit validators: keep the ones the content was downloaded with
+            "etag": headers.get("ETag") or (previous or {}).get("etag"),
+            "last_modified": headers.get("Last-Modified") or (previous or {}).get("last_modified"),
+            "checked_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        }
+        self.files[rel] = {k: v for k, v in entry.items() if v}
+        self.changed = True
+
+    def save(self) -> None:
+        if not self.changed:
+            return
+        text = json.dumps({"format": STATE_FORMAT, "files": self.files}, indent=1, sort_keys=True) + "\n"
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            temp, _, _ = _write_temp(self.path, [text.encode("utf-8")])
+            os.replace(temp, self.path)
+        except OSError as exc:
+            raise FetchError(
+                f"{self.path}: cannot write the fetch state ({exc.strerror}); the files were fetched, "
+                "but the next fetch will download them in full; check the folder's permissions"
+            ) from None
+        self.changed = False
+
