@@ -4,6 +4,7 @@ VENV   ?= .venv
 RAW    ?= raw
 DB     ?= db/wh40k.duckdb
 BIN     = $(VENV)/bin
+export OPENBLAS_NUM_THREADS ?= 1
 STAMP   = $(VENV)/.installed
 
 .DEFAULT_GOAL := help

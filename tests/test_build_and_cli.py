@@ -138,12 +138,12 @@ def test_cli_weapons_filter_by_ability(db):
 
 
 def test_cli_rule_by_name_and_edition(db):
-    out = wh40k("rule", "--db", str(db), "Lethal Hits", "--edition", "11", "--format", "json")
+    out = wh40k("rule", "--db", str(db), "Lethal Hits", "--edition", "11", "--all", "--format", "json")
     assert out.returncode == 0, out.stderr
     rows = json.loads(out.stdout)
     assert [(r["section"], r["edition"]) for r in rows] == [("24.23", 11)]
     assert "you can choose" in rows[0]["text"]
-    out = wh40k("rule", "--db", str(db), "Lethal Hits", "--format", "json")
+    out = wh40k("rule", "--db", str(db), "Lethal Hits", "--all", "--format", "json")
     assert sorted(r["edition"] for r in json.loads(out.stdout)) == [10, 11]
     out = wh40k("rule", "--db", str(db), "Letal Hits")
     assert out.returncode == 1 and "LETHAL HITS" in out.stderr.upper()

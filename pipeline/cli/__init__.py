@@ -6,7 +6,13 @@ anything else is a bug and keeps its traceback.
 
 from __future__ import annotations
 
+import os
 import sys
+
+# The attack engine's small matrix products run fastest single-threaded; several BLAS threads on
+# a busy two-core machine can stall them. Set before numpy is first imported; a user's own
+# setting wins.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import typer
 
@@ -23,7 +29,7 @@ app = typer.Typer(
 
 
 def _register() -> None:
-    from pipeline.cli import build, data, fetch  # noqa: F401  (commands register on import)
+    from pipeline.cli import attack, build, data, fetch, rules  # noqa: F401  (commands register on import)
 
 
 def main() -> None:

@@ -102,26 +102,3 @@ def weapons_command(
     rows = query.weapons(query.open_database(db), name=name, ability=ability)
     render_rows(rows, fmt, title="Weapons", columns=[
         "weapon_name", "profile_name", "datasheet", "range", "A", "skill", "S", "AP", "D", "abilities"])
-
-
-@app.command("rule")
-def rule_command(
-    name: str = typer.Argument(..., help="Rule name, section number (24.23) or alias."),
-    edition: Optional[int] = typer.Option(None, "--edition", help="10 or 11."),
-    db: Path = DbOption,
-    fmt: Format = FormatOption,
-) -> None:
-    """Show the stored wordings of a rule, with their source.
-
-    Example: wh40k rule "Lethal Hits" --edition 11
-    """
-    rows = query.rule_texts(query.open_database(db), name, edition=edition)
-    if fmt is not Format.table:
-        render_rows(rows, fmt)
-        return
-    for r in rows:
-        head = f"{r['section'] + ' ' if r['section'] else ''}{r['title']}"
-        print(f"== {head}  (edition {r['edition']}, {r['game_mode'] or 'all game modes'}, "
-              f"source {r['source_id']}, {r['locator']})")
-        print(r["text"])
-        print()

@@ -49,10 +49,11 @@ Critical Hits); ``wounds`` (successful wound rolls plus Lethal Hits' automatic w
 ``unsaved`` (attacks that failed their save, devastating attacks excluded); ``mortal_wounds``
 (the mortal wounds of devastating attacks, after damage modifiers and before Feel No Pain);
 ``damage`` (all damage points after modifiers and Feel No Pain, before excess is lost);
-``models_destroyed``.
+``models_destroyed``; and the attacker's failed HAZARDOUS tests (one D6 per model that fired a
+Hazardous weapon, failing on a 1), whose mean is ``AttackResult.hazardous_mortal_wounds``.
 
-Not modelled: 11th-edition rules (``Context.edition == 11`` raises ``InputError``), HAZARDOUS,
-PRECISION, PSYCHIC (tags without effect on the outcome against the target).
+Not modelled: 11th-edition rules (``Context.edition == 11`` raises ``InputError``); PRECISION and
+PSYCHIC (no effect on the outcome against Bodyguard models).
 """
 
 from __future__ import annotations
@@ -63,6 +64,7 @@ from typing import Sequence
 import numpy as np
 
 from pipeline.engine.profiles import Context, Reroll, Target, Weapon
+from pipeline.engine.result import STAGES, AttackResult, Distribution
 from pipeline.errors import InputError
 from schemas.types import DiceExpr
 
@@ -74,7 +76,8 @@ _RNG_DTYPE = np.int16
 
 @dataclass(frozen=True)
 class TrialCounts:
-    """What happened in each trial: integer arrays of shape ``(trials,)``."""
+    """What happened in each trial: integer arrays of shape ``(trials,)``, one per stage of
+    ``AttackResult`` (``FIELDS``), plus the attacker's failed Hazardous tests."""
 
     attacks: np.ndarray
     hits: np.ndarray
@@ -83,8 +86,9 @@ class TrialCounts:
     mortal_wounds: np.ndarray
     damage: np.ndarray
     models_destroyed: np.ndarray
+    hazardous_tests_failed: np.ndarray
 
-    FIELDS = ("attacks", "hits", "wounds", "unsaved", "mortal_wounds", "damage", "models_destroyed")
+    FIELDS = STAGES
 
 
 def simulate(
@@ -94,7 +98,7 @@ def simulate(
     *,
     trials: int = 100_000,
     seed: int = 0,
-):
+) -> AttackResult:
     """Simulate ``trials`` attack sequences and return an ``AttackResult`` of empirical pmfs.
 
     ``weapons`` are fired in order at ``target`` under ``context`` (the default ``Context()``).
@@ -105,17 +109,26 @@ def simulate(
     The standard error of a mean is ``sd / sqrt(trials)``; with 100,000 trials that is about
     0.3% of the standard deviation.
 
-    Raises ``InputError`` for ``trials < 1`` or a 11th-edition context.
+    Raises ``InputError`` for ``trials < 1``, a target without models or wounds, a weapon fired
+    by no model, or a 11th-edition context.
     """
-    from pipeline.engine.result import AttackResult, Distribution
-
+    context = context or Context()
     counts = simulate_trials(weapons, target, context, trials=trials, seed=seed)
     dists = {
         name: Distribution(np.bincount(getattr(counts, name)).astype(np.float64) / trials)
         for name in TrialCounts.FIELDS
     }
     destroyed = float(np.mean(counts.models_destroyed == target.models))
-    return AttackResult(**dists, target_destroyed=destroyed)
+    notes = (
+        f"Monte Carlo simulation, 10th edition: {trials:,} trials, seed {seed}",
+        "re-roll 'all' is re-roll failed rolls; Devastating Wounds allocated after all other attacks",
+    )
+    return AttackResult(
+        **dists,
+        target_destroyed=destroyed,
+        hazardous_mortal_wounds=float(counts.hazardous_tests_failed.mean()),
+        notes=notes,
+    )
 
 
 def simulate_trials(
@@ -140,6 +153,12 @@ def simulate_trials(
         )
     if trials < 1:
         raise InputError(f"trials must be at least 1 (got {trials})")
+    if target.models < 1 or target.wounds < 1 or any(w.models < 1 for w in weapons):
+        raise InputError(
+            f"the target needs at least 1 model of at least 1 wound, and each weapon at least 1 "
+            f"model firing it (got {target.models} x W{target.wounds}, weapon models "
+            f"{[w.models for w in weapons]})"
+        )
     rng = np.random.default_rng(seed)
     chunk = int(np.clip(_MAX_CELLS // max(1, _max_events(weapons, target, context)), 1, _MAX_CHUNK))
     parts: list[TrialCounts] = []
@@ -148,9 +167,8 @@ def simulate_trials(
         n = min(chunk, trials - done)
         parts.append(_simulate_chunk(rng, weapons, target, context, n))
         done += n
-    return TrialCounts(
-        **{name: np.concatenate([getattr(p, name) for p in parts]) for name in TrialCounts.FIELDS}
-    )
+    names = TrialCounts.FIELDS + ("hazardous_tests_failed",)
+    return TrialCounts(**{name: np.concatenate([getattr(p, name) for p in parts]) for name in names})
 
 
 def wound_roll_target(strength: int, toughness: int) -> int:
@@ -276,6 +294,7 @@ class _Fired:
     damage: np.ndarray
     normal_events: tuple[np.ndarray, np.ndarray]
     devastating_events: tuple[np.ndarray, np.ndarray]
+    hazardous_tests_failed: np.ndarray
 
 
 def _attacks_per_model_bound(weapon: Weapon, target: Target, context: Context) -> int:
@@ -296,9 +315,36 @@ def _max_events(weapons: Sequence[Weapon], target: Target, context: Context) -> 
     return total
 
 
+def _hit_roll(rng, weapon: Weapon, target: Target, context: Context, attack_trial: np.ndarray):
+    """(normal hits, Critical Hits) as trial indices, one entry per hit, before Sustained Hits."""
+    if weapon.torrent or weapon.skill is None:
+        return attack_trial, attack_trial[:0]
+    if context.overwatch:
+        def judge(rolls):
+            six = rolls == 6
+            return six, six
+    else:
+        modifier = context.hit_modifier + (1 if weapon.heavy and context.stationary else 0)
+        if target.stealth and not weapon.is_melee:
+            modifier -= 1
+        modifier = _capped(modifier)
+
+        def judge(rolls):
+            return _outcome(rolls, weapon.skill, modifier, context.critical_hit_on)
+
+    rolls = _roll_test(rng, attack_trial.size, context.reroll_hits, judge)
+    success, critical = judge(rolls)
+    return attack_trial[success & ~critical], attack_trial[critical]
+
+
+def _critical_wound_on(weapon: Weapon, target: Target, context: Context) -> int:
+    """The unmodified wound roll that is a Critical Wound, with ANTI-KEYWORD X+ applied."""
+    applicable = [a.threshold for a in weapon.anti if a.keyword.upper() in target.keywords]
+    return min([context.critical_wound_on, *applicable])
+
+
 def _fire(rng, weapon: Weapon, target: Target, context: Context, n: int) -> _Fired:
     """Resolve one weapon's attacks in ``n`` trials up to damage after Feel No Pain."""
-    ranged = not weapon.is_melee
     # Attacks: rolled per model, plus Rapid Fire and Blast per model.
     per_model = _roll(rng, weapon.attacks, n * weapon.models)
     if weapon.rapid_fire is not None and context.half_range:
@@ -306,29 +352,10 @@ def _fire(rng, weapon: Weapon, target: Target, context: Context, n: int) -> _Fir
     if weapon.blast:
         per_model += weapon.blast * (target.models // 5)
     attacks = np.maximum(per_model, 0).reshape(n, weapon.models).sum(axis=1)
-    attack_trial = np.repeat(np.arange(n), attacks)
+    attack_trial = np.repeat(np.arange(n, dtype=np.int32), attacks)
+    empty = attack_trial[:0]
 
-    # Hit roll.
-    empty = np.zeros(0, dtype=np.int64)
-    if weapon.torrent or weapon.skill is None:
-        normal_hit, critical_hit = attack_trial, empty
-    else:
-        if context.overwatch:
-            def judge(rolls):
-                six = rolls == 6
-                return six, six
-        else:
-            modifier = context.hit_modifier + (1 if weapon.heavy and context.stationary else 0)
-            if target.stealth and ranged:
-                modifier -= 1
-            modifier = _capped(modifier)
-
-            def judge(rolls, skill=weapon.skill, modifier=modifier):
-                return _outcome(rolls, skill, modifier, context.critical_hit_on)
-
-        rolls = _roll_test(rng, attack_trial.size, context.reroll_hits, judge)
-        success, critical = judge(rolls)
-        normal_hit, critical_hit = attack_trial[success & ~critical], attack_trial[critical]
+    normal_hit, critical_hit = _hit_roll(rng, weapon, target, context, attack_trial)
     extra_hit = empty
     if weapon.sustained_hits is not None and critical_hit.size:
         extra = np.maximum(_roll(rng, weapon.sustained_hits, critical_hit.size), 0)
@@ -340,10 +367,7 @@ def _fire(rng, weapon: Weapon, target: Target, context: Context, n: int) -> _Fir
         rolled, automatic = np.concatenate([normal_hit, extra_hit]), critical_hit
     else:
         rolled, automatic = np.concatenate([normal_hit, extra_hit, critical_hit]), empty
-    critical_wound_on = context.critical_wound_on
-    for anti in weapon.anti:
-        if anti.keyword.upper() in target.keywords:
-            critical_wound_on = min(critical_wound_on, anti.threshold)
+    critical_wound_on = _critical_wound_on(weapon, target, context)
     wound_modifier = _capped(context.wound_modifier + (1 if weapon.lance and context.charged else 0))
     needed = wound_roll_target(weapon.strength, target.toughness)
 
@@ -371,6 +395,11 @@ def _fire(rng, weapon: Weapon, target: Target, context: Context, n: int) -> _Fir
     mortal = _damage(rng, weapon, context, devastating.size)
     fnp_mortal = [x for x in (target.feel_no_pain, target.feel_no_pain_mortal) if x is not None]
     mortal_damage = _feel_no_pain(rng, mortal, min(fnp_mortal) if fnp_mortal else None)
+
+    # Hazardous (10th edition): one test per model that fired the weapon, failed on a 1.
+    hazardous = np.zeros(n, dtype=np.int64)
+    if weapon.hazardous:
+        hazardous = (_d6(rng, n * weapon.models).reshape(n, weapon.models) == 1).sum(axis=1)
     return _Fired(
         attacks=attacks.astype(np.int64),
         hits=hits,
@@ -380,6 +409,7 @@ def _fire(rng, weapon: Weapon, target: Target, context: Context, n: int) -> _Fir
         damage=_per_trial(unsaved_trial, n, normal_damage) + _per_trial(devastating, n, mortal_damage),
         normal_events=(unsaved_trial, normal_damage),
         devastating_events=(devastating, mortal_damage),
+        hazardous_tests_failed=hazardous,
     )
 
 
@@ -440,4 +470,5 @@ def _simulate_chunk(rng, weapons: Sequence[Weapon], target: Target, context: Con
         mortal_wounds=total("mortal_wounds"),
         damage=total("damage"),
         models_destroyed=_allocate(events, n, target),
+        hazardous_tests_failed=total("hazardous_tests_failed"),
     )

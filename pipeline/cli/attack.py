@@ -1,0 +1,139 @@
+"""``wh40k attack``: exact distributions of an attack between two units."""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from pipeline import query
+from pipeline.cli import app
+from pipeline.cli.output import to_json
+from pipeline.engine.profiles import Context
+from pipeline.engine.service import STAGES, AttackOutcome, AttackRequest, attack
+
+
+class PhaseChoice(str, Enum):
+    shooting = "shooting"
+    fight = "fight"
+
+
+class RerollChoice(str, Enum):
+    ones = "ones"
+    failed = "failed"
+    all = "all"
+
+
+class ReductionChoice(str, Enum):
+    one = "1"
+    half = "half"
+
+
+class AttackFormat(str, Enum):
+    table = "table"
+    json = "json"
+
+
+def outcome_as_dict(outcome: AttackOutcome) -> dict:
+    """JSON-ready: inputs, each stage's mean and pmf, P(target destroyed)."""
+    data = outcome.result.to_dict()
+    data["attacker"] = outcome.attacker
+    data["weapons"] = [
+        {"name": w.name, "models": w.models, "attacks": w.attacks.text, "skill": w.skill,
+         "strength": w.strength, "armour_penetration": w.armour_penetration, "damage": w.damage.text}
+        for w in outcome.weapons
+    ]
+    t = outcome.target
+    data["target"] = {"name": t.name, "toughness": t.toughness, "save": t.save, "wounds": t.wounds,
+                      "models": t.models, "invulnerable_save": t.invulnerable_save,
+                      "feel_no_pain": t.feel_no_pain, "keywords": sorted(t.keywords)}
+    return data
+
+
+def _render(outcome: AttackOutcome) -> None:
+    console = Console(width=120)
+    r = outcome.result
+    t = outcome.target
+    console.print(f"[bold]{outcome.attacker}[/bold] attacks [bold]{t.name}[/bold] "
+                  f"(T{t.toughness} Sv{t.save or '-'}+ W{t.wounds} x{t.models}"
+                  + (f" inv{t.invulnerable_save}+" if t.invulnerable_save else "")
+                  + (f" fnp{t.feel_no_pain}+" if t.feel_no_pain else "") + ")", highlight=False)
+    for w in outcome.weapons:
+        skill = f"{w.skill}+" if w.skill else " N/A"
+        console.print(f"  {w.models} x {w.name}: A{w.attacks} "
+                      f"{'WS' if w.is_melee else 'BS'}{skill} "
+                      f"S{w.strength} AP{w.armour_penetration} D{w.damage}", highlight=False)
+    stages = Table(title="Per stage", title_justify="left")
+    for col in ("stage", "mean", "p10", "median", "p90", "max"):
+        stages.add_column(col, justify="left" if col == "stage" else "right")
+    for name in STAGES:
+        d = getattr(r, name)
+        nonzero = [i for i, p in enumerate(d.pmf) if p > 1e-12]
+        stages.add_row(name, f"{d.mean:.4f}", str(d.percentile(0.1)), str(d.percentile(0.5)),
+                       str(d.percentile(0.9)), str(nonzero[-1] if nonzero else 0))
+    console.print(stages)
+    killed = r.models_destroyed
+    hist = Table(title="Models destroyed", title_justify="left")
+    for col in ("k", "P(exactly k)", "P(at least k)", ""):
+        hist.add_column(col, justify="right" if col != "" else "left")
+    for k, p in enumerate(killed.pmf):
+        if k > 0 and killed.at_least(k) < 1e-6:
+            break
+        hist.add_row(str(k), f"{p:.4f}", f"{killed.at_least(k):.4f}", "█" * round(40 * p))
+    console.print(hist)
+    console.print(f"P(target unit destroyed) = {r.target_destroyed:.4f}")
+    if r.hazardous_mortal_wounds:
+        console.print(f"Hazardous: expected failed Hazardous tests of the attacker = {r.hazardous_mortal_wounds:.4f}")
+    for k, v in getattr(r, "choices", {}).items():
+        console.print(f"choice: {k} = {v}")
+
+
+@app.command("attack")
+def attack_command(
+    attacker: str = typer.Argument(..., help="Attacking unit: name or datasheet id."),
+    target: str = typer.Option(..., "--target", "-t", help=(
+        "Target: a unit name, a standard profile (GEQ, MEQ, TEQ, VEHICLE, MONSTER) or an inline "
+        "profile such as \"T4 Sv3+ W2 x10 inv4+ fnp5+ INFANTRY\".")),
+    weapon: List[str] = typer.Option([], "--weapon", "-w", help="Weapon to use (repeatable); default: the loadout."),
+    models: Optional[int] = typer.Option(None, "--models", help="Models firing each weapon."),
+    target_models: Optional[int] = typer.Option(None, "--target-models", help="Models in the target unit."),
+    phase: PhaseChoice = typer.Option(PhaseChoice.shooting, "--phase", help="shooting (ranged) or fight (melee)."),
+    half_range: bool = typer.Option(False, "--half-range", help="Within half range (Rapid Fire, Melta)."),
+    stationary: bool = typer.Option(False, "--stationary", help="Attacker Remained Stationary (Heavy)."),
+    charged: bool = typer.Option(False, "--charged", help="Attacker charged this turn (Lance)."),
+    cover: bool = typer.Option(False, "--cover", help="Target has the Benefit of Cover."),
+    overwatch: bool = typer.Option(False, "--overwatch", help="Fire Overwatch: hits only on unmodified 6s."),
+    reroll_hits: Optional[RerollChoice] = typer.Option(None, "--reroll-hits"),
+    reroll_wounds: Optional[RerollChoice] = typer.Option(None, "--reroll-wounds"),
+    hit_mod: int = typer.Option(0, "--hit-mod", help="Net hit roll modifier of other rules (capped at +/-1)."),
+    wound_mod: int = typer.Option(0, "--wound-mod", help="Net wound roll modifier of other rules (capped)."),
+    crit_hit_on: int = typer.Option(6, "--crit-hits-on", help="Unmodified hit roll that is a Critical Hit."),
+    fnp: Optional[int] = typer.Option(None, "--fnp", help="Target's Feel No Pain (e.g. 5 for 5+)."),
+    damage_reduction: Optional[ReductionChoice] = typer.Option(None, "--damage-reduction", help="1 or half."),
+    db: Path = typer.Option(query.DEFAULT_DB, "--db", help="Database file."),
+    fmt: AttackFormat = typer.Option(AttackFormat.table, "--format", "-f", help="table or json."),
+) -> None:
+    """Exact distributions of hits, wounds, damage and models destroyed (10th edition).
+
+    Example: wh40k attack "Battle Sisters Squad" --target MEQ --half-range
+    """
+    context = Context(
+        half_range=half_range, stationary=stationary, charged=charged, cover=cover, overwatch=overwatch,
+        reroll_hits=reroll_hits.value if reroll_hits else None,
+        reroll_wounds=reroll_wounds.value if reroll_wounds else None,
+        hit_modifier=hit_mod, wound_modifier=wound_mod, critical_hit_on=crit_hit_on,
+        damage_reduction={"1": "one", "half": "half"}[damage_reduction.value] if damage_reduction else None,
+    )
+    request = AttackRequest(
+        attacker=attacker, target=target, phase=phase.value, weapons=tuple(weapon), models=models,
+        target_models=target_models, feel_no_pain=fnp, context=context,
+    )
+    outcome = attack(request, db)
+    if fmt is AttackFormat.json:
+        print(to_json(outcome_as_dict(outcome)))
+    else:
+        _render(outcome)

@@ -1,0 +1,97 @@
+"""``wh40k rule`` and ``wh40k rule-diff``: which wording of a rule applies, what changed."""
+
+from __future__ import annotations
+
+import datetime as dt
+from enum import Enum
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from pipeline import query
+from pipeline.cli import app
+from pipeline.cli.output import Format, render_rows, to_json
+from pipeline.errors import InputError
+from pipeline.rules import governing_text, rule_diff
+
+
+class ModeChoice(str, Enum):
+    matched = "matched"
+    combat_patrol = "combat-patrol"
+
+
+def _date(text: Optional[str]) -> Optional[dt.date]:
+    if text is None:
+        return None
+    try:
+        return dt.date.fromisoformat(text)
+    except ValueError:
+        raise InputError(f"--on {text!r} is not a date; use YYYY-MM-DD, e.g. --on 2025-01-15") from None
+
+
+@app.command("rule")
+def rule_command(
+    name: str = typer.Argument(..., help="Rule name, alias (Hazardous test) or section number (24.23)."),
+    edition: Optional[int] = typer.Option(None, "--edition", help="10 or 11 (default: the newest with the rule)."),
+    mode: ModeChoice = typer.Option(ModeChoice.matched, "--mode", help="matched or combat-patrol."),
+    on: Optional[str] = typer.Option(None, "--on", help="Date the game is played, YYYY-MM-DD."),
+    all_: bool = typer.Option(False, "--all", help="List every stored wording instead."),
+    db: Path = typer.Option(query.DEFAULT_DB, "--db", help="Database file."),
+    fmt: Format = typer.Option(Format.table, "--format", "-f", help="table, json or csv."),
+) -> None:
+    """The wording of a rule that applies, its source, and the precedence chain that picked it.
+
+    Example: wh40k rule "Acts of Faith" --edition 10 --mode combat-patrol --on 2024-09-01
+    """
+    con = query.open_database(db)
+    if all_:
+        rows = query.rule_texts(con, name, edition=edition)
+        if fmt is Format.table:
+            for r in rows:
+                print(f"== {(r['section'] + ' ') if r['section'] else ''}{r['title']}  (edition {r['edition']}, "
+                      f"{r['game_mode'] or 'all game modes'}, source {r['source_id']}, {r['locator']})")
+                print(r["text"] + "\n")
+        else:
+            render_rows(rows, fmt)
+        return
+    ruling = governing_text(con, name, edition, mode.value, _date(on))
+    if fmt is Format.json:
+        print(to_json(ruling.as_dict()))
+        return
+    if fmt is Format.csv:
+        render_rows([{k: v for k, v in ruling.as_dict().items() if k != "chain"}], fmt)
+        return
+    head = f"{(ruling.section + ' ') if ruling.section else ''}{ruling.title}"
+    print(f"== {head}  (edition {ruling.edition}, {ruling.game_mode} games"
+          + (f", on {ruling.on}" if ruling.on else "") + ")")
+    print(ruling.text)
+    print(f"\nSource: {ruling.source_id}, {ruling.locator}")
+    print("Why (precedence walked, see pipeline/precedence.toml):")
+    for step in ruling.chain:
+        print(f"  - {step.source_id} [{step.kind}, {step.game_mode or 'all modes'}, "
+              f"{step.effective_date or 'undated'}]: {step.verdict}")
+
+
+@app.command("rule-diff")
+def rule_diff_command(
+    name: str = typer.Argument(..., help="Rule name, alias or section number."),
+    from_edition: int = typer.Option(10, "--from", help="Edition to compare from."),
+    to_edition: int = typer.Option(11, "--to", help="Edition to compare to."),
+    mode: ModeChoice = typer.Option(ModeChoice.matched, "--mode"),
+    on: Optional[str] = typer.Option(None, "--on", help="Date, YYYY-MM-DD."),
+    db: Path = typer.Option(query.DEFAULT_DB, "--db", help="Database file."),
+    fmt: Format = typer.Option(Format.table, "--format", "-f", help="table or json."),
+) -> None:
+    """Word-level differences between a rule's governing wordings in two editions.
+
+    Example: wh40k rule-diff "Lethal Hits" --from 10 --to 11
+    """
+    diff = rule_diff(query.open_database(db), name, from_edition, to_edition, mode.value, _date(on))
+    if fmt is not Format.table:
+        print(to_json(diff.as_dict()))
+        return
+    print(f"{diff.old.title}: edition {from_edition} ({diff.old.source_id}) -> "
+          f"edition {to_edition} ({diff.new.source_id})")
+    print("[-removed-] {+added+}\n")
+    print(diff.marked())

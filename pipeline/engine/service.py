@@ -1,0 +1,91 @@
+"""The attack service: resolve an attack between units named in the database or given inline.
+
+This is the Python API behind ``wh40k attack``::
+
+    from pipeline.engine.service import AttackRequest, attack
+    result = attack(AttackRequest(attacker="Battle Sisters Squad", target="MEQ"))
+    result.models_destroyed.mean
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from pipeline import query
+from pipeline.engine import exact
+from pipeline.engine.from_db import Phase, attacker_weapons, target_from_datasheet
+from pipeline.engine.inputs import STANDARD_PROFILES, parse_target
+from pipeline.engine.profiles import Context, Target, Weapon
+from pipeline.engine.result import AttackResult
+
+_INLINE = re.compile(r"(?i)(^|\s)T\d+(\s|$)")
+
+
+@dataclass(frozen=True)
+class AttackRequest:
+    """What to resolve. ``target``: a datasheet name or id, a standard profile (GEQ, MEQ, TEQ,
+    VEHICLE, MONSTER) or an inline profile such as ``"T4 Sv3+ W2 x10 inv4+ fnp5+ INFANTRY"``."""
+
+    attacker: str
+    target: str
+    phase: Phase = "shooting"
+    weapons: tuple[str, ...] = ()
+    models: int | None = None
+    target_models: int | None = None
+    feel_no_pain: int | None = None
+    context: Context = field(default_factory=Context)
+    edition: int | None = None
+
+
+@dataclass(frozen=True)
+class AttackOutcome:
+    """The resolved attack with the inputs that were used (for display and JSON)."""
+
+    attacker: str
+    weapons: tuple[Weapon, ...]
+    target: Target
+    result: AttackResult
+
+
+def resolve_target(con, text: str, models: int | None = None) -> Target:
+    """A ``Target`` from a standard profile name, an inline profile or a datasheet name.
+
+    Raises ``InputError`` for an unreadable inline profile and ``NotFoundError`` for an unknown
+    datasheet name (with close names).
+    """
+    key = text.strip().upper()
+    if key in STANDARD_PROFILES:
+        target = STANDARD_PROFILES[key]
+    elif _INLINE.search(text):
+        target = parse_target(text)
+    else:
+        sheet, _ = query.find_datasheet(con, text)
+        target = target_from_datasheet(con, sheet)
+    return dataclasses.replace(target, models=models) if models else target
+
+
+def attack(request: AttackRequest, db: Path = query.DEFAULT_DB) -> AttackOutcome:
+    """Resolve ``request`` against the database at ``db`` with the exact engine.
+
+    Raises ``DatabaseError`` (no database), ``NotFoundError`` (unknown unit or weapon, with
+    suggestions) and ``InputError`` (a target without characteristics, a bad inline profile).
+    """
+    con = query.open_database(db)
+    sheet, _ = query.find_datasheet(con, request.attacker, edition=request.edition)
+    weapons = attacker_weapons(con, sheet, request.phase, request.weapons, request.models)
+    target = resolve_target(con, request.target, request.target_models)
+    if request.feel_no_pain is not None:
+        target = dataclasses.replace(target, feel_no_pain=request.feel_no_pain)
+    context = request.context
+    if request.phase == "fight" and context.cover:
+        context = dataclasses.replace(context, cover=False)
+    result = exact.resolve(weapons, target, context)
+    return AttackOutcome(sheet["name"], tuple(weapons), target, result)
+
+
+Stage = Literal["attacks", "hits", "wounds", "unsaved", "mortal_wounds", "damage", "models_destroyed"]
+STAGES: tuple[Stage, ...] = ("attacks", "hits", "wounds", "unsaved", "mortal_wounds", "damage", "models_destroyed")

@@ -1,0 +1,210 @@
+"""Which wording of a rule applies (edition, game mode, date), and what changed between editions.
+
+The precedence is data (``pipeline/precedence.toml``); ``governing_text`` walks it and returns
+the winner with the chain of every candidate and why it won, lost or was excluded.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import difflib
+import re
+import tomllib
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Literal
+
+import duckdb
+
+from pipeline.errors import NotFoundError
+from pipeline.query import _rows, rule_texts
+
+PRECEDENCE_FILE = Path(__file__).resolve().parent / "precedence.toml"
+Mode = Literal["matched", "combat-patrol"]
+
+
+@lru_cache(maxsize=2)
+def kind_ranks(path: Path = PRECEDENCE_FILE) -> dict[str, int]:
+    """Rank of each source kind (higher is more specific), from the precedence file."""
+    return dict(tomllib.loads(path.read_text(encoding="utf-8"))["kind_rank"])
+
+
+@dataclass(frozen=True)
+class Step:
+    """One candidate text in the precedence chain and what happened to it."""
+
+    source_id: str
+    kind: str
+    game_mode: str | None
+    effective_date: dt.date | None
+    verdict: str  # "governs", "outranked: ...", "excluded: ..."
+
+
+@dataclass(frozen=True)
+class Ruling:
+    """The governing wording of a rule and the chain walked to pick it."""
+
+    rule_key: str
+    title: str
+    section: str | None
+    edition: int
+    game_mode: Mode
+    on: dt.date | None
+    text: str
+    source_id: str
+    locator: str
+    chain: tuple[Step, ...]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "rule_key": self.rule_key, "title": self.title, "section": self.section,
+            "edition": self.edition, "game_mode": self.game_mode,
+            "on": self.on.isoformat() if self.on else None, "source_id": self.source_id,
+            "locator": self.locator, "text": self.text,
+            "chain": [
+                {"source_id": s.source_id, "kind": s.kind, "game_mode": s.game_mode,
+                 "effective_date": s.effective_date.isoformat() if s.effective_date else None,
+                 "verdict": s.verdict}
+                for s in self.chain
+            ],
+        }
+
+
+def _order_key(row: dict, mode: Mode, ranks: dict[str, int]) -> tuple:
+    date = row["effective_date"]
+    return (
+        0 if row["game_mode"] == mode else 1,
+        -ranks.get(row["kind"], 0),
+        0 if date else 1,
+        -(date.toordinal() if date else 0),
+        row["source_id"],
+    )
+
+
+def _why(winner: dict, loser: dict, mode: Mode, ranks: dict[str, int]) -> str:
+    if winner["game_mode"] == mode and loser["game_mode"] != mode:
+        return f"outranked: {winner['source_id']} is for {mode} games only"
+    rw, rl = ranks.get(winner["kind"], 0), ranks.get(loser["kind"], 0)
+    if rw != rl:
+        return f"outranked: {winner['kind']} ({rw}) over {loser['kind']} ({rl})"
+    if winner["effective_date"] != loser["effective_date"]:
+        return f"outranked: later effective date {winner['effective_date']}"
+    return f"outranked: same rank and date; {winner['source_id']} sorts first"
+
+
+def governing_text(
+    con: duckdb.DuckDBPyConnection,
+    name: str,
+    edition: int | None = None,
+    mode: Mode = "matched",
+    on: dt.date | None = None,
+) -> Ruling:
+    """The wording of rule ``name`` that applies in ``edition``, ``mode`` games, on date ``on``.
+
+    ``edition`` None means the newest edition that has the rule; ``on`` None means any date.
+    Raises ``NotFoundError`` when the rule is unknown (with close names) or when no wording of
+    it applies (saying which candidates were excluded and why).
+    """
+    rows = rule_texts(con, name)
+    kinds = dict(con.execute("SELECT source_id, kind FROM sources").fetchall())
+    for r in rows:
+        r["kind"] = kinds.get(r["source_id"], "")
+    if edition is None:
+        edition = max(r["edition"] or 0 for r in rows)
+    ranks = kind_ranks()
+    chain: list[Step] = []
+    candidates: list[dict] = []
+    for r in rows:
+        if r["edition"] != edition:
+            continue
+        reason = None
+        if r["game_mode"] not in (None, mode):
+            reason = f"excluded: for {r['game_mode']} games only"
+        elif on is not None and r["effective_date"] is not None and r["effective_date"] > on:
+            reason = f"excluded: not in force until {r['effective_date']}"
+        if reason:
+            chain.append(Step(r["source_id"], r["kind"], r["game_mode"], r["effective_date"], reason))
+        else:
+            candidates.append(r)
+    if not candidates:
+        editions = sorted({r["edition"] for r in rows if r["edition"]})
+        detail = "; ".join(f"{s.source_id}: {s.verdict}" for s in chain) or f"stored editions: {editions}"
+        raise NotFoundError(
+            f"no wording of {name!r} applies in edition {edition}, {mode} games"
+            + (f", on {on}" if on else "") + f" ({detail})"
+        )
+    candidates.sort(key=lambda r: _order_key(r, mode, ranks))
+    winner = candidates[0]
+    ordered = [Step(winner["source_id"], winner["kind"], winner["game_mode"], winner["effective_date"], "governs")]
+    ordered += [
+        Step(r["source_id"], r["kind"], r["game_mode"], r["effective_date"], _why(winner, r, mode, ranks))
+        for r in candidates[1:]
+    ]
+    return Ruling(
+        rule_key=winner["rule_key"], title=winner["title"], section=winner["section"],
+        edition=edition, game_mode=mode, on=on, text=winner["text"],
+        source_id=winner["source_id"], locator=winner["locator"], chain=tuple(ordered + chain),
+    )
+
+
+_TOKEN = re.compile(r"\s+|[^\s]+")
+
+
+@dataclass(frozen=True)
+class RuleDiff:
+    """Word-level differences between two rulings: ``ops`` are (tag, old words, new words)."""
+
+    old: Ruling
+    new: Ruling
+    ops: tuple[tuple[str, str, str], ...]
+
+    def marked(self) -> str:
+        """The new text with ``[-removed-]`` and ``{+added+}`` marks."""
+        out = []
+        for tag, a, b in self.ops:
+            if tag == "equal":
+                out.append(a)
+            else:
+                if a.strip():
+                    out.append(f"[-{a.strip()}-]")
+                if b.strip():
+                    out.append(f"{{+{b.strip()}+}}")
+                if tag != "equal" and (a.endswith(" ") or b.endswith(" ")):
+                    out.append(" ")
+        return re.sub(r"(\]|\})(\[|\{)", r"\1 \2", "".join(out))
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "from": self.old.as_dict(), "to": self.new.as_dict(),
+            "changes": [{"op": t, "from": a, "to": b} for t, a, b in self.ops if t != "equal"],
+            "marked": self.marked(),
+        }
+
+
+def word_diff(old: str, new: str) -> tuple[tuple[str, str, str], ...]:
+    """Word-level opcodes (difflib) between two texts; whitespace runs count as tokens.
+
+    >>> [op for op in word_diff("a Critical Hit automatically wounds", "a Critical Hit can wound") if op[0] != "equal"]
+    [('replace', 'automatically', 'can'), ('replace', 'wounds', 'wound')]
+    """
+    a, b = _TOKEN.findall(old), _TOKEN.findall(new)
+    matcher = difflib.SequenceMatcher(a=a, b=b, autojunk=False)
+    return tuple((tag, "".join(a[i1:i2]), "".join(b[j1:j2])) for tag, i1, i2, j1, j2 in matcher.get_opcodes())
+
+
+def rule_diff(
+    con: duckdb.DuckDBPyConnection, name: str, from_edition: int, to_edition: int,
+    mode: Mode = "matched", on: dt.date | None = None,
+) -> RuleDiff:
+    """The governing wordings of ``name`` in two editions and their word-level differences."""
+    old = governing_text(con, name, from_edition, mode, on)
+    new = governing_text(con, name, to_edition, mode, on)
+    return RuleDiff(old, new, word_diff(old.text, new.text))
+
+
+def rule_sources(con: duckdb.DuckDBPyConnection) -> list[dict]:
+    """Sources that hold rule texts, with their kind, game mode and date (for listings)."""
+    return _rows(con.execute(
+        "SELECT s.source_id, s.kind, s.game_mode, s.version_date, s.edition, count(*) AS rules "
+        "FROM rule_texts r JOIN sources s USING (source_id) GROUP BY ALL ORDER BY s.source_id"))

@@ -1,0 +1,82 @@
+"""``wh40k attack`` and the attack service over the database built from raw/."""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+
+from pipeline.build import build
+from pipeline.engine.profiles import Context
+from pipeline.engine.service import AttackRequest, attack
+from pipeline.errors import InputError, NotFoundError
+from tests.conftest import RAW
+from tests.test_build_and_cli import wh40k
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("db") / "wh40k.duckdb"
+    build(RAW, path)
+    return path
+
+
+def test_default_loadout_of_battle_sisters_in_the_shooting_phase(db):
+    out = attack(AttackRequest(attacker="Battle Sisters Squad", target="MEQ"), db)
+    fired = {w.name: w.models for w in out.weapons}
+    # 6 + 1 (simulacrum) boltguns; the Sister Superior fires her combi-weapon, not her pistol
+    assert fired == {"Boltgun": 7, "Combi-weapon": 1, "Ministorum flamer": 1, "Ministorum heavy flamer": 1}
+    # attacks: 7 + 1 + D6 + D6 -> mean 15; hits: 7*2/3 + 1/2 + 7 (torrent)
+    assert out.result.attacks.mean == pytest.approx(15.0, abs=1e-9)
+    assert out.result.hits.mean == pytest.approx(float(Fraction(14, 3) + Fraction(1, 2) + 7), abs=1e-9)
+
+
+def test_rapid_fire_at_half_range_adds_attacks(db):
+    out = attack(AttackRequest(attacker="Battle Sisters Squad", target="MEQ", weapons=("boltgun",),
+                               context=Context(half_range=True)), db)
+    assert out.result.attacks.mean == pytest.approx(14.0, abs=1e-12)
+    # 14 attacks, 2/3 hit, 1/2 wound (S4 v T4), 1/3 fail the 3+ save
+    assert out.result.unsaved.mean == pytest.approx(14 * 2 / 3 * 1 / 2 * 1 / 3, abs=1e-12)
+
+
+def test_melee_lethal_hits_of_sacresants_against_an_inline_target(db):
+    out = attack(AttackRequest(attacker="Celestian Sacresants", target="T8 Sv- W1 x10", phase="fight"), db)
+    (mace,) = out.weapons
+    assert (mace.name, mace.models, mace.lethal_hits) == ("Hallowed mace", 5, True)
+    # 15 attacks WS3+; S4 vs T8 wounds on 6+: per attack 1/6 (Lethal Hits) + 3/6 * 1/6
+    assert out.result.wounds.mean == pytest.approx(15 * (1 / 6 + 3 / 6 * 1 / 6), abs=1e-12)
+
+
+def test_target_without_characteristics_is_a_clear_error(db):
+    with pytest.raises(InputError, match="no model characteristics.*inline profile"):
+        attack(AttackRequest(attacker="Battle Sisters Squad", target="Celestian Sacresants"), db)
+
+
+def test_unknown_weapon_suggests_the_units_weapons(db):
+    with pytest.raises(NotFoundError, match="Boltgun"):
+        attack(AttackRequest(attacker="Battle Sisters Squad", target="MEQ", weapons=("boltgn",)), db)
+
+
+def test_cli_attack_json_has_every_stage_with_mean_and_pmf(db):
+    out = wh40k("attack", "Arco-flagellants", "--phase", "fight", "--target", "GEQ", "--db", str(db),
+                "--format", "json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    for stage in ("attacks", "hits", "wounds", "unsaved", "mortal_wounds", "damage", "models_destroyed"):
+        assert abs(sum(data[stage]["pmf"]) - 1) < 1e-9
+        assert data[stage]["mean"] == pytest.approx(sum(i * p for i, p in enumerate(data[stage]["pmf"])))
+    # 40 attacks WS4+ with SUSTAINED HITS 1: E[hits] = 40 * (1/2 + 1/6)
+    assert data["hits"]["mean"] == pytest.approx(40 * (1 / 2 + 1 / 6), abs=1e-9)
+    assert data["target"]["toughness"] == 3 and data["target"]["models"] == 10
+
+
+def test_cli_attack_table_and_errors(db):
+    out = wh40k("attack", "Canoness Adalya", "--target", "TEQ", "--db", str(db), "--half-range")
+    assert out.returncode == 0, out.stderr
+    assert "Models destroyed" in out.stdout and "P(target unit destroyed)" in out.stdout
+    out = wh40k("attack", "Canoness Adalya", "--target", "T4 Q9", "--db", str(db))
+    assert out.returncode == 1 and out.stderr.startswith("Error: ") and "Q9" in out.stderr
+    out = wh40k("attack", "Arco-flagellants", "--target", "MEQ", "--db", str(db))
+    assert out.returncode == 1 and "no ranged weapons" in out.stderr
