@@ -18,7 +18,7 @@ from typing import Any, Literal
 import duckdb
 
 from pipeline.errors import NotFoundError
-from pipeline.query import _rows, rule_texts
+from pipeline.query import _rows, rule_keys_for, rule_texts
 
 PRECEDENCE_FILE = Path(__file__).resolve().parent / "precedence.toml"
 Mode = Literal["matched", "combat-patrol"]
@@ -141,8 +141,17 @@ def governing_text(
         Step(r["source_id"], r["kind"], r["game_mode"], r["effective_date"], _why(winner, r, mode, ranks))
         for r in candidates[1:]
     ]
+    section = winner["section"]
+    if section is None and edition == 11:
+        # the section number is known from the alias table even when this source omits it
+        found = con.execute(
+            "SELECT min(alias_key) FROM rule_aliases WHERE edition = 11 AND rule_key = ? "
+            "AND regexp_matches(alias_key, '^[0-9]{2}(\\.[0-9]{2})+$')",
+            [rule_keys_for(name)[0]],
+        ).fetchone()
+        section = found[0] if found else None
     return Ruling(
-        rule_key=winner["rule_key"], title=winner["title"], section=winner["section"],
+        rule_key=winner["rule_key"], title=winner["title"], section=section,
         edition=edition, game_mode=mode, on=on, text=winner["text"],
         source_id=winner["source_id"], locator=winner["locator"], chain=tuple(ordered + chain),
     )

@@ -1,0 +1,172 @@
+"""Which wording applies: rule lookups by edition, game mode and date, aliases, rule-diff.
+
+The database is built from raw/ plus the two BattleScribe game-system files, fetched for real
+from the corpus beside the checkout with ``fetch --mirror`` (as a user would).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import shutil
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from pipeline.build import build
+from pipeline.editions import detect_edition
+from pipeline.errors import NotFoundError
+from pipeline.fetch import fetch_sources
+from pipeline.manifest import read_manifest
+from pipeline.rules import governing_text, rule_diff
+from tests.conftest import CORPUS, RAW
+from tests.test_build_and_cli import wh40k
+
+pytestmark = pytest.mark.skipif(not CORPUS.exists(), reason="the shared corpus is not beside the checkout")
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory) -> Path:
+    raw = tmp_path_factory.mktemp("raw")
+    shutil.copytree(RAW, raw, dirs_exist_ok=True)
+    sources = [s for s in read_manifest(raw) if s.source_id in ("bsdata-10e-gamesystem", "bsdata-11e-gamesystem")]
+    report = fetch_sources(sources, raw, mirror=str(CORPUS), delay_seconds=0)
+    report.raise_for_failures()
+    path = raw / "wh40k.duckdb"
+    result = build(raw, path)
+    assert result.skipped == []
+    return path
+
+
+@pytest.fixture(scope="module")
+def con(db):
+    return duckdb.connect(str(db), read_only=True)
+
+
+def test_acts_of_faith_both_versions_are_stored(con):
+    rows = con.execute(
+        "SELECT source_id, game_mode, text FROM rule_texts WHERE rule_key = 'acts-of-faith' ORDER BY source_id"
+    ).fetchall()
+    assert [(r[0], r[1]) for r in rows] == [
+        ("bsdata-10e-rule-descriptions", None),
+        ("wahapedia-10e-cp-sanctuary-guardians", "combat-patrol"),
+    ]
+    assert "At the start of each battle round." in rows[0][2]
+    assert "At the start of each turn." in rows[1][2]
+
+
+def test_acts_of_faith_lookup_picks_by_game_mode(con):
+    matched = governing_text(con, "Acts of Faith", 10, "matched")
+    assert matched.source_id == "bsdata-10e-rule-descriptions"
+    assert "each battle round" in matched.text
+    assert [s.verdict for s in matched.chain] == ["governs", "excluded: for combat-patrol games only"]
+    cp = governing_text(con, "Acts of Faith", 10, "combat-patrol")
+    assert cp.source_id == "wahapedia-10e-cp-sanctuary-guardians"
+    assert "each turn" in cp.text
+    assert cp.chain[1].verdict.startswith("outranked: wahapedia-10e-cp-sanctuary-guardians is for combat-patrol")
+
+
+def test_acts_of_faith_lookup_picks_by_date(con):
+    # Before the Combat Patrol sheet of June 2024 was published, only the undated codex text applies
+    early = governing_text(con, "Acts of Faith", 10, "combat-patrol", on=dt.date(2024, 5, 1))
+    assert early.source_id == "bsdata-10e-rule-descriptions"
+    assert any(s.verdict == "excluded: not in force until 2024-06-01" for s in early.chain)
+
+
+def test_lethal_hits_differs_between_editions(con):
+    ten = governing_text(con, "Lethal Hits", 10)
+    eleven = governing_text(con, "Lethal Hits", 11)
+    assert ten.source_id == "bsdata-10e-gamesystem" and "automatically wounds" in ten.text
+    assert eleven.section == "24.23" and "you can choose" in eleven.text
+    # In a Combat Patrol game the Combat Patrol page's wording governs the 10th edition
+    assert governing_text(con, "Lethal Hits", 10, "combat-patrol").source_id == "wahapedia-10e-cp-sanctuary-guardians"
+
+
+@pytest.mark.parametrize(
+    "ten_name, eleven_name, canonical",
+    [
+        ("Lethal Hits", "24.23", "lethal-hits"),
+        ("Hazardous test", "06.03", "hazard-rolls"),
+        ("Hazardous", "24.15", "hazardous"),
+        ("Engagement Range", "03.04", "engagement"),
+        ("Benefit of Cover", "13.08", "benefit-of-cover"),
+        ("Pistol", "Close-quarters", "close-quarters"),
+    ],
+)
+def test_alias_pairs_reach_the_same_rule(con, ten_name, eleven_name, canonical):
+    from pipeline.query import rule_keys_for, rule_texts
+
+    assert rule_keys_for(ten_name)[0] == rule_keys_for(eleven_name)[0] == canonical
+    a = {(r["source_id"], r["locator"]) for r in rule_texts(con, ten_name)}
+    b = {(r["source_id"], r["locator"]) for r in rule_texts(con, eleven_name)}
+    assert a == b and a
+
+
+def test_pistol_in_11th_is_close_quarters(con):
+    ruling = governing_text(con, "Pistol", 11)
+    assert ruling.title.lower().startswith("close-quarters") or ruling.rule_key == "close-quarters"
+    assert governing_text(con, "Pistol", 10).source_id in ("bsdata-10e-gamesystem", "wahapedia-10e-cp-sanctuary-guardians")
+
+
+def test_unknown_rule_suggests_close_names(con):
+    with pytest.raises(NotFoundError, match="Lethal Hits|LETHAL HITS"):
+        governing_text(con, "Letal Hits", 10)
+
+
+def test_no_wording_in_force_says_why(con):
+    with pytest.raises(NotFoundError, match="not in force"):
+        governing_text(con, "Leader", 11, on=dt.date(2020, 1, 1))
+
+
+def test_rule_diff_is_word_level(con):
+    diff = rule_diff(con, "Lethal Hits", 10, 11)
+    removed = " ".join(a for t, a, b in diff.ops if t != "equal")
+    added = " ".join(b for t, a, b in diff.ops if t != "equal")
+    assert "choose" in added and "automatically wounds" not in added
+    assert diff.old.edition == 10 and diff.new.edition == 11
+    assert "{+" in diff.marked() and "[-" in diff.marked() and removed
+
+
+def test_cli_rule_json_gives_text_source_and_chain(db):
+    out = wh40k("rule", "acts of faith", "--edition", "10", "--mode", "combat-patrol", "--on", "2024-09-01",
+                "--db", str(db), "--format", "json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["source_id"] == "wahapedia-10e-cp-sanctuary-guardians"
+    assert [c["verdict"].split(":")[0] for c in data["chain"]] == ["governs", "outranked"]
+    out = wh40k("rule-diff", "Lethal Hits", "--from", "10", "--to", "11", "--db", str(db), "--format", "json")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["changes"]
+    out = wh40k("rule", "Lethal Hits", "--on", "15-01-2025", "--db", str(db))
+    assert out.returncode == 1 and "YYYY-MM-DD" in out.stderr
+
+
+@pytest.mark.parametrize(
+    "text, edition, mixed",
+    [
+        ("Weapons with [HAZARDOUS] in their profile are known as Hazardous weapons. Take one Hazardous test.", 10, False),
+        ("Make a hazard roll for each model in your unit (06.03). Your unit must be unengaged.", 11, False),
+        # mixed: an 11th-edition text that names the 10th-edition term; the 11th-edition markers win
+        ("01.07.02 Battle-shock Test\nThe term Battle-shock test is the same as battle-shock roll. "
+         "Gather attack dice.", 11, True),
+        # mixed the other way round: mostly 10th-edition wording quoting one 11th-edition term
+        ("Within Engagement Range. Take a Hazardous test. Take a Battle-shock test. (see hazard roll)", 10, True),
+    ],
+)
+def test_edition_detection_with_evidence(text, edition, mixed):
+    d = detect_edition(text)
+    assert (d.edition, d.mixed) == (edition, mixed)
+    assert all(e.count >= 1 and e.first_line >= 1 for e in d.evidence)
+
+
+def test_edition_detection_on_the_seeds():
+    expected = {
+        "bsdata-10e-rule-descriptions-acts-of-faith-deadly-demise-leader.txt": 10,
+        "wahapedia-10e-combat-patrol-sanctuary-guardians.txt": 10,
+        "wahapedia-11e-core-rules-astra-militarum-page.txt": 11,
+    }
+    for name, edition in expected.items():
+        d = detect_edition((RAW / name).read_text(encoding="utf-8"))
+        assert d.edition == edition, name
+        assert {e.edition for e in d.evidence} >= {edition}
