@@ -16,7 +16,7 @@ from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
-from schemas.types import AbilityKind, ArmourPenetration, DiceExpr, Edition, GameMode, RollTarget
+from schemas.types import AbilityKind, ArmourPenetration, DiceExpr, Edition, GameMode, Leadership, RollTarget
 
 
 class Record(BaseModel):
@@ -142,7 +142,7 @@ class ModelProfile(Provenanced):
     invulnerable_save: RollTarget | None
     invulnerable_save_scope: str | None  # e.g. "ranged" when the InSv applies to ranged attacks only
     wounds: int | None
-    leadership: RollTarget | None
+    leadership: Leadership | None
     objective_control: int | None
 
 
@@ -230,6 +230,8 @@ class LeaderLink(Provenanced):
 
     leader_datasheet_id: str
     bodyguard_datasheet_id: str
+    leader_name: str | None = None  # as printed, so a link survives a renamed or missing datasheet
+    bodyguard_name: str | None = None
 
 
 class Stratagem(Provenanced):

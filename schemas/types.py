@@ -19,6 +19,8 @@ AbilityKind = Literal["core", "faction", "datasheet", "wargear", "detachment", "
 
 #: A roll target such as ``3+`` stored as the number 3 (2..7; 7 means "cannot succeed").
 RollTarget = Annotated[int, Field(ge=2, le=7)]
+#: Leadership as a roll target on 2D6 (``6+`` -> 6; 2..12).
+Leadership = Annotated[int, Field(ge=2, le=12)]
 #: Armour Penetration as a signed integer: ``-1`` is AP -1; 10th-edition AP is never positive.
 ArmourPenetration = Annotated[int, Field(le=0, ge=-6)]
 

@@ -86,6 +86,19 @@ def roll_target(text: str) -> int:
     return int(m.group(1))
 
 
+def leadership(text: str) -> int:
+    """Read Leadership, a 2D6 roll target: ``6+`` -> 6, ``8+`` -> 8 (2..12).
+
+    >>> leadership("6+"), leadership("8+"), leadership("7")
+    (6, 8, 7)
+    """
+    t = _prep(text).replace(" ", "")
+    m = re.fullmatch(r"(\d{1,2})\+?", t)
+    if not m or not 2 <= int(m.group(1)) <= 12:
+        raise NormaliseError(f"not a Leadership value: {text!r} (expected e.g. 6+)")
+    return int(m.group(1))
+
+
 class Skill(NamedTuple):
     """Ballistic Skill or Weapon Skill: ``value`` None means no hit roll (Torrent)."""
 

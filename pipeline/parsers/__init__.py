@@ -48,6 +48,7 @@ def _registry() -> dict[str, Parser]:
     from pipeline.parsers import (
         battlescribe_rules,
         bsdata_gamesystem,
+        wahapedia_html,
         wahapedia_rules_11e,
         wahapedia_text_10e,
     )
@@ -58,6 +59,7 @@ def _registry() -> dict[str, Parser]:
         "battlescribe-rule-descriptions": battlescribe_rules.parse,
         "bsdata-gst-xml": bsdata_gamesystem.parse_gst_xml,
         "bsdata-gst-json": bsdata_gamesystem.parse_gst_json,
+        "wahapedia-html": wahapedia_html.parse,
     }
 
 

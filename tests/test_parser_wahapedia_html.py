@@ -1,0 +1,614 @@
+"""Wahapedia 10th-edition datasheet pages (saved HTML): the three corpus pages, a faction page,
+made-up snippets in the site's markup, and one golden file per page."""
+
+from __future__ import annotations
+
+import pytest
+
+from pipeline.parsers.wahapedia_html import parse
+from schemas.records import (
+    Ability,
+    DataFlag,
+    DataGap,
+    Datasheet,
+    Faction,
+    Keyword,
+    LeaderLink,
+    ModelProfile,
+    Source,
+    UnitComposition,
+    WargearLoadout,
+    WeaponAbility,
+    WeaponProfile,
+)
+from tests.conftest import CORPUS, assert_golden, records_as_json
+
+PAGES = CORPUS / "wahapedia-html"
+
+pytestmark = pytest.mark.skipif(
+    not PAGES.is_dir(), reason=f"corpus folder {PAGES} is missing (it sits beside the checkout)"
+)
+
+
+def _source(path: str, url: str | None = None) -> Source:
+    return Source(
+        source_id=f"wahapedia-html/{path}",
+        title=f"Wahapedia 10th-edition page {path}",
+        file=f"wahapedia-html/{path}",
+        format="wahapedia-html",
+        publisher="Wahapedia",
+        edition=10,
+        kind="datasheet-page",
+        game_mode=None,
+        version=None,
+        version_date=None,
+        origin="AndrewDeWitt/GrimLog data/wahapedia-cache (commit 36b29d87f3b3)",
+        url=url,
+    )
+
+
+def _page(path: str):
+    text = (PAGES / path).read_text(encoding="utf-8")
+    return parse(text, _source(path))
+
+
+@pytest.fixture(scope="module")
+def termagants():
+    return _page("tyranids/Termagants.html")
+
+
+@pytest.fixture(scope="module")
+def cadians():
+    return _page("astra-militarum/Cadian_Shock_Troops.html")
+
+
+@pytest.fixture(scope="module")
+def intercessors():
+    return _page("space-marines/Intercessor_Squad.html")
+
+
+def _of(result, cls):
+    return [r for r in result.records if isinstance(r, cls)]
+
+
+def _one(result, cls, **fields):
+    found = [r for r in _of(result, cls) if all(getattr(r, k) == v for k, v in fields.items())]
+    assert len(found) == 1, f"{cls.__name__} {fields}: {len(found)} found"
+    return found[0]
+
+
+def _weapon(result, name: str, profile: str = "") -> tuple:
+    """(range, A, skill, S, AP, D, abilities) of a weapon profile, as comparable values."""
+    w = _one(result, WeaponProfile, weapon_name=name, profile_name=profile)
+    return (
+        w.range_inches,
+        w.attacks.text,
+        w.skill,
+        w.strength,
+        w.armour_penetration,
+        w.damage.text,
+        w.abilities_text,
+    )
+
+
+def _stats(profile: ModelProfile) -> tuple:
+    return (
+        profile.move_inches,
+        profile.toughness,
+        profile.save,
+        profile.invulnerable_save,
+        profile.wounds,
+        profile.leadership,
+        profile.objective_control,
+    )
+
+
+def _reasons(result) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for r in result.rejects:
+        counts[r.reason] = counts.get(r.reason, 0) + 1
+    return counts
+
+
+# --- Termagants (tyranids/Termagants.html) ------------------------------------------------------
+
+
+def test_termagants_datasheet(termagants):
+    ds = _one(termagants, Datasheet)
+    assert ds.datasheet_id == "10e/tyranids/termagants"
+    assert (ds.name, ds.faction_id, ds.edition) == ("Termagants", "tyranids", 10)
+    assert ds.game_mode is None
+    assert ds.external_id == "/wh40k10ed/factions/tyranids/Termagants"
+    assert ds.role == "Battleline"
+    assert ds.starting_strength is None  # 10-20 models
+    assert ds.legend.startswith("Scuttling predators that attack in huge swarms")
+    assert _one(termagants, Faction).model_dump(include={"faction_id", "name"}) == {
+        "faction_id": "tyranids",
+        "name": "Tyranids",
+    }
+
+
+def test_termagants_profile(termagants):
+    # Page: M 6", T 3, Sv 5+, W 1, Ld 8+, OC 2, no invulnerable save.
+    (profile,) = _of(termagants, ModelProfile)
+    assert (profile.line, profile.model_name, profile.move_text) == (1, "Termagants", '6"')
+    assert _stats(profile) == (6, 3, 5, None, 1, 8, 2)
+    assert _of(termagants, DataGap) == []
+
+
+def test_termagants_weapons(termagants):
+    assert len(_of(termagants, WeaponProfile)) == 7
+    assert _weapon(termagants, "Fleshborer") == (18, "1", 4, 5, 0, "1", "assault")
+    assert _weapon(termagants, "Shardlauncher") == (18, "D3", 4, 5, 0, "1", "blast, heavy")
+    assert _weapon(termagants, "Spike rifle") == (24, "1", 4, 4, -1, "1", "heavy")
+    assert _weapon(termagants, "Strangleweb") == (
+        18, "D6", None, 2, 0, "1", "assault, devastating wounds, torrent"
+    )
+    assert _weapon(termagants, "Termagant devourer") == (18, "2", 4, 4, 0, "1", "")
+    assert _weapon(termagants, "Termagant spinefists") == (
+        12, "2", 4, 3, 0, "1", "assault, pistol, twin-linked"
+    )
+    assert _weapon(termagants, "Chitinous claws and teeth") == (None, "1", 4, 3, 0, "1", "")
+    melee = [w.weapon_name for w in _of(termagants, WeaponProfile) if w.is_melee]
+    assert melee == ["Chitinous claws and teeth"]
+    abilities = [
+        (a.weapon_name, a.position, a.name)
+        for a in _of(termagants, WeaponAbility)
+        if a.weapon_name == "Strangleweb"
+    ]
+    assert abilities == [
+        ("Strangleweb", 1, "ASSAULT"),
+        ("Strangleweb", 2, "DEVASTATING WOUNDS"),
+        ("Strangleweb", 3, "TORRENT"),
+    ]
+    assert len(_of(termagants, WeaponAbility)) == 10
+
+
+def test_termagants_abilities_keywords_composition(termagants):
+    faction = _one(termagants, Ability, kind="faction")
+    assert (faction.name, faction.text) == ("Synapse", None)
+    skulking = _one(termagants, Ability, name="Skulking Horrors")
+    assert skulking.kind == "datasheet"
+    assert skulking.text.startswith("Once per turn, when an enemy unit ends a Normal, Advance or")
+    assert skulking.text.endswith('it can make a Normal move of up to D6".')
+    keywords = [(k.keyword, k.is_faction_keyword) for k in _of(termagants, Keyword)]
+    assert keywords == [
+        ("INFANTRY", False),
+        ("BATTLELINE", False),
+        ("GREAT DEVOURER", False),
+        ("ENDLESS MULTITUDE", False),
+        ("TERMAGANTS", False),
+        ("TYRANIDS", True),
+    ]
+    (line,) = _of(termagants, UnitComposition)
+    assert (line.model_name, line.min_models, line.max_models, line.text) == (
+        "Termagants",
+        10,
+        20,
+        "10-20 Termagants",
+    )
+    (loadout,) = _of(termagants, WargearLoadout)
+    assert (loadout.models, loadout.model_count, loadout.equipment) == (
+        "Every model",
+        None,
+        "fleshborer; chitinous claws and teeth",
+    )
+    assert _of(termagants, LeaderLink) == []
+
+
+def test_termagants_rejects_and_boilerplate(termagants):
+    assert _reasons(termagants) == {
+        "base size has no column (proposed: model_profiles.base_size)": 1,
+        "wargear options have no table (proposed: wargear_options)": 5,
+        "points have no table (proposed: unit_costs)": 2,
+        "publication has no column (proposed: datasheets.publication)": 1,
+    }
+    points = [r.raw_text for r in termagants.rejects if r.table_name == "unit_costs"]
+    assert points == ["10 models | 60", "20 models | 120"]
+    assert dict(termagants.boilerplate) == {
+        "weapon name row (narrow-layout copy)": 7,
+        "datasheet features: stratagems": 41,
+        "datasheet features: detachment ability": 7,
+    }
+
+
+# --- Cadian Shock Troops (astra-militarum/Cadian_Shock_Troops.html) -----------------------------
+
+
+def test_cadians_profile_and_weapons(cadians):
+    # The page has 16 dsCharName elements, but only 6 are inside div.dsOuterFrame: the other 10
+    # (LD, OC, M, WS, BS, A, SV, ...) are in the rules tooltips and are not datasheet content.
+    (profile,) = _of(cadians, ModelProfile)
+    assert profile.model_name == "Cadian Shock Troops"
+    assert _stats(profile) == (6, 3, 5, None, 1, 7, 2)
+    assert _of(cadians, DataGap) == []
+    assert len(_of(cadians, WeaponProfile)) == 12
+    assert _weapon(cadians, "Lasgun") == (24, "1", 4, 3, 0, "1", "rapid fire 1")
+    assert _weapon(cadians, "Laspistol") == (12, "1", 4, 3, 0, "1", "pistol")
+    assert _weapon(cadians, "Bolt pistol") == (12, "1", 4, 4, 0, "1", "pistol")
+    assert _weapon(cadians, "Flamer") == (12, "D6", None, 4, 0, "1", "ignores cover, torrent")
+    assert _weapon(cadians, "Grenade launcher", "frag") == (24, "D3", 4, 4, 0, "1", "blast")
+    assert _weapon(cadians, "Grenade launcher", "krak") == (24, "1", 4, 9, -2, "D3", "")
+    assert _weapon(cadians, "Meltagun") == (12, "1", 4, 9, -4, "D6", "melta 2")
+    assert _weapon(cadians, "Plasma gun", "standard") == (24, "1", 4, 7, -2, "1", "rapid fire 1")
+    assert _weapon(cadians, "Plasma gun", "supercharge") == (
+        24, "1", 4, 8, -3, "2", "hazardous, rapid fire 1"
+    )
+    assert _weapon(cadians, "Sergeant's autogun") == (24, "2", 4, 3, 0, "1", "")
+    assert _weapon(cadians, "Chainsword") == (None, "3", 4, 3, 0, "1", "")
+    assert _weapon(cadians, "Close combat weapon") == (None, "1", 4, 3, 0, "1", "")
+    rapid = _one(cadians, WeaponAbility, weapon_name="Lasgun")
+    assert (rapid.name, rapid.value.text) == ("RAPID FIRE", "1")
+    melta = _one(cadians, WeaponAbility, weapon_name="Meltagun")
+    assert (melta.name, melta.value.text) == ("MELTA", "2")
+
+
+def test_cadians_composition_and_loadout(cadians):
+    lines = [
+        (c.line, c.model_name, c.min_models, c.max_models) for c in _of(cadians, UnitComposition)
+    ]
+    assert lines == [
+        (1, "Shock Trooper Sergeant", 1, 1),
+        (2, "Shock Troopers", 9, 9),
+        (3, "Shock Trooper Sergeants", 2, 2),
+        (4, "Shock Troopers", 18, 18),
+    ]
+    alternative = _one(cadians, DataFlag, flag="alternative_compositions")
+    assert alternative.detail == "lines 1-2 OR lines 3-4"
+    assert _one(cadians, Datasheet).starting_strength is None
+    loadouts = [(w.models, w.equipment) for w in _of(cadians, WargearLoadout)]
+    assert loadouts == [
+        ("Every Shock Trooper Sergeant", "laspistol; chainsword"),
+        ("Every Shock Trooper", "lasgun; close combat weapon"),
+    ]
+
+
+def test_cadians_abilities_keywords_leaders(cadians):
+    shock = _one(cadians, Ability, name="Shock Troops")
+    assert shock.kind == "datasheet"
+    assert shock.text.startswith("At the end of your Command phase, if this unit is within range")
+    vox = _one(cadians, Ability, name="Vox-caster")
+    assert vox.kind == "wargear"
+    assert vox.text.endswith('models within 6": on a 5+, you gain 1CP.')
+    keywords = [k.keyword for k in _of(cadians, Keyword) if not k.is_faction_keyword]
+    assert keywords == [
+        "INFANTRY",
+        "BATTLELINE",
+        "IMPERIUM",
+        "GRENADES",
+        "REGIMENT",
+        "PLATOON",
+        "CADIAN",
+        "CADIAN SHOCK TROOPS",
+    ]
+    assert [k.keyword for k in _of(cadians, Keyword) if k.is_faction_keyword] == [
+        "ASTRA MILITARUM"
+    ]
+    links = _of(cadians, LeaderLink)
+    assert len(links) == 16
+    assert {link.bodyguard_datasheet_id for link in links} == {
+        "10e/astra-militarum/cadian-shock-troops"
+    }
+    leaders = [link.leader_datasheet_id for link in links]
+    assert leaders[:2] == [
+        "10e/astra-militarum/cadian-castellan",
+        "10e/astra-militarum/cadian-command-squad",
+    ]
+    assert "10e/imperial-agents/inquisitor-coteaz" in leaders  # faction from the link's URL
+    assert "10e/astra-militarum/hells-last" in leaders  # "Hell’s Last"
+    # The leader's printed name is kept in the locator (leader_links has no name column).
+    assert links[0].locator.endswith("LED BY 'Cadian Castellan'")
+
+
+def test_cadians_rejects(cadians):
+    assert _reasons(cadians) == {
+        "base size has no column (proposed: model_profiles.base_size)": 1,
+        "wargear options have no table (proposed: wargear_options)": 5,
+        "note under the unit composition has no column (proposed: datasheets.composition_note)": 1,
+        "points have no table (proposed: unit_costs)": 2,
+        "publication has no column (proposed: datasheets.publication)": 1,
+    }
+    (note,) = [r for r in cadians.rejects if "composition_note" in r.reason]
+    assert note.raw_text.startswith("This unit can have up to two Leader units attached to it")
+
+
+# --- Intercessor Squad (space-marines/Intercessor_Squad.html, 3.4 MB) ----------------------------
+
+
+def test_intercessors_profile_weapons(intercessors):
+    ds = _one(intercessors, Datasheet)
+    assert (ds.datasheet_id, ds.faction_id, ds.role) == (
+        "10e/space-marines/intercessor-squad",
+        "space-marines",
+        "Battleline",
+    )
+    (profile,) = _of(intercessors, ModelProfile)
+    assert _stats(profile) == (6, 4, 3, None, 2, 6, 2)
+    assert _weapon(intercessors, "Bolt rifle") == (24, "2", 3, 4, -1, "1", "assault, heavy")
+    assert _weapon(intercessors, "Astartes grenade launcher", "frag") == (
+        24, "D3", 3, 4, 0, "1", "blast"
+    )
+    assert _weapon(intercessors, "Astartes grenade launcher", "krak") == (
+        24, "1", 3, 9, -2, "D3", ""
+    )
+    assert _weapon(intercessors, "Plasma pistol", "supercharge") == (
+        12, "1", 3, 8, -3, "2", "hazardous, pistol"
+    )
+    assert _weapon(intercessors, "Hand flamer") == (
+        12, "D6", None, 3, 0, "1", "ignores cover, pistol, torrent"
+    )
+    assert _weapon(intercessors, "Thunder hammer") == (
+        None, "3", 4, 8, -2, "2", "devastating wounds"
+    )
+    assert len(_of(intercessors, WeaponProfile)) == 12
+
+
+def test_intercessors_abilities_composition_leaders(intercessors):
+    oath = _one(intercessors, Ability, kind="faction")
+    assert (oath.name, oath.parameter, oath.text) == ("Oath of Moment", None, None)
+    names = [(a.kind, a.name) for a in _of(intercessors, Ability)]
+    assert names == [
+        ("faction", "Oath of Moment"),
+        ("datasheet", "Objective Secured"),
+        ("datasheet", "Target Elimination"),
+    ]
+    target = _one(intercessors, Ability, name="Target Elimination")
+    assert "add 2 to the Attacks characteristic of bolt rifles" in target.text
+    lines = [(c.model_name, c.min_models, c.max_models) for c in _of(intercessors, UnitComposition)]
+    assert lines == [("Intercessor Sergeant", 1, 1), ("Intercessors", 4, 9)]
+    keywords = [k.keyword for k in _of(intercessors, Keyword)]
+    assert keywords == [
+        "INFANTRY",
+        "BATTLELINE",
+        "GRENADES",
+        "IMPERIUM",
+        "TACTICUS",
+        "INTERCESSOR SQUAD",
+        "ADEPTUS ASTARTES",
+    ]
+    links = _of(intercessors, LeaderLink)
+    assert len(links) == 39
+    assert links[0].leader_datasheet_id == "10e/space-marines/adrax-agatone"
+    assert "10e/space-marines/korsarro-khan" in {link.leader_datasheet_id for link in links}
+    assert dict(intercessors.boilerplate)["datasheet features: enhancements"] == 1
+
+
+def test_no_unrecognised_content_on_the_corpus_pages(termagants, cadians, intercessors):
+    for result in (termagants, cadians, intercessors):
+        assert not [r for r in result.rejects if r.reason.startswith("unrecognised")]
+        assert result.duplicates == {}
+
+
+# --- a faction page is not a datasheet page ------------------------------------------------------
+
+
+def test_faction_page_gives_one_reject():
+    result = _page("adepta-sororitas/complete-scrape.html")
+    assert result.records == []
+    (reject,) = result.rejects
+    assert reject.reason == "not a datasheet page: no div.dsOuterFrame"
+    assert reject.raw_text == (
+        "Adepta Sororitas | https://wahapedia.ru/wh40k10ed/factions/adepta-sororitas/"
+    )
+
+
+def test_empty_text_gives_one_reject():
+    result = parse("", _source("empty.html"))
+    assert [r.reason for r in result.rejects] == ["not a datasheet page: no div.dsOuterFrame"]
+
+
+# --- made-up snippets in the site's markup -------------------------------------------------------
+#
+# The corpus pages have one profile, no invulnerable save and no LEADER section; the markup below
+# follows other saved 10th-edition pages of the same site (Gaunt's Ghosts: two profiles, the
+# second without labels, a starred save with its note; Lord Solar Leontus: LEADER and special
+# boxes; Baneblade: DAMAGED).
+
+_CHAR = (
+    '<div class="dsCharWrap">{name}<div class="dsCharFrame"><div class="dsCharFrameBack">'
+    '<div class="dsCharValue">{value}</div></div></div></div>'
+)
+
+
+def _profile(values: list[tuple[str | None, str]], model: str | None) -> str:
+    cells = "".join(
+        _CHAR.format(name=f'<div class="dsCharName">{n}</div>' if n else "", value=v)
+        for n, v in values
+    )
+    name = f'<span class="dsModelName">{model}</span>' if model else ""
+    return (
+        f'<div class="dsProfileBaseWrap"><div class="dsProfileWrapLeft">'
+        f'<div class="dsProfileWrap">{cells}</div></div>'
+        f'<div class="dsProfileWrapRight">{name}</div></div>'
+    )
+
+
+def _snippet(banner_extra: str, right: str, weapons_header: str = "RANGE") -> str:
+    labels = [("M", '6"'), ("T", "3"), ("Sv", "4+"), ("W", "3"), ("LD", "6+"), ("OC", "1")]
+    second = [(None, '6"'), (None, "3"), (None, "5+"), (None, "2"), (None, "7+"), (None, "1")]
+    return f"""<html><head><title>Gaunt’s Ghosts</title>
+<link rel='canonical'
+ href='https://wahapedia.ru/wh40k10ed/factions/astra-militarum/Gaunt-s-Ghosts' />
+</head><body><script>var ad = "<div class='dsOuterFrame'>";</script>
+<h1 class="page_header2"><span class="page_header_span2 kwbu tooltip"
+ data-tooltip-content="#tooltip_contentFactionRules">Astra Militarum</span>
+<span class="page_header_span2"> – Gaunt’s Ghosts</span></h1>
+<div class="dsOuterFrame datasheet clFl AMAM"><div class="dsBannerWrap">
+<div class="dsIconsNarrow"><div class="tooltip picLegend" title="The Tanith First."></div></div>
+<div class="dsH2Header"><div>Gaunt’s Ghosts</div></div>
+{_profile(labels, "IBRAM GAUNT")}<div class="dsInvulWrap">
+<div class="dsCharInvulText">INVULNERABLE SAVE*</div><div class="dsCharInvul">
+<div class="dsCharInvulBack"><div class="dsCharInvulValue">5+</div></div></div></div>
+<div class="dsInvulComment">Ibram Gaunt only.</div>
+{_profile(second, "TANITH GHOST")}{banner_extra}</div>
+<div class="ds2col"><div class="dsLeft\u0421ol"><table class="wTable"><tbody><tr>
+<td class="dsHeader"><div class="dsRangedIcon"></div></td>
+<td class="wTable_WEAPON"><div class="dsHeader">RANGED WEAPONS</div></td>
+<td><div class="ct dsHeader">{weapons_header}</div></td><td><div class="ct dsHeader">A</div></td>
+<td><div class="ct dsHeader">BS</div></td><td><div class="ct dsHeader">S</div></td>
+<td><div class="ct dsHeader">AP</div></td><td><div class="ct dsHeader">D</div></td></tr></tbody>
+<tbody class="bkg"><tr><td></td><td class="wTable2_short pad2626"><span>Rawne’s lascarbine
+<span class="kwb2 kwbw"><span class="tt kwbu">assault</span></span>
+<span class="kwb2 kwbw"><span class="tt kwbu">sustained</span> <span class="tt kwbu">hits</span>
+<span class="tt kwbu">1</span></span></span></td>
+<td><div class="ct">24&#34;</div></td><td><div class="ct">3</div></td>
+<td><div class="ct">3+</div></td><td><div class="ct">3</div></td>
+<td><div class="ct">0</div></td><td><div class="ct">1</div></td></tr></tbody>
+</table></div>
+<div class="dsRight\u0421ol">{right}</div></div>
+<div class="ds2colKW"><div class="dsLeft\u0421olKW">KEYWORDS:
+<span><span class="kwb">INFANTRY</span>,
+<span class="kwb">GAUNT’S</span> <span class="kwb">GHOSTS</span></span></div>
+<div class="dsRight\u0421olKW">FACTION KEYWORDS:<br/><span><span class="kwb">ASTRA</span>
+<span class="kwb">MILITARUM</span></span></div></div></div></body></html>"""
+
+
+_RIGHT = """<div class="dsHeader">ABILITIES</div>
+<div class="dsAbility">CORE: <b><span>Deadly</span> <span>Demise</span> <span>D3</span>,
+<span>Infiltrators</span>, <span>Scouts 6&#34;</span></b></div>
+<div class="dsAbility"><b>Tanith Camo-cloaks:</b> Models in this unit have the Benefit of Cover.
+<div class="dsLineHor"></div><b>Covert Stealth Team:</b>
+At the end of your opponent’s turn ...</div>
+<div class="dsHeader">UNIT COMPOSITION</div>
+<div class="dsAbility"><ul class="dsUl"><li><b>1 Ibram Gaunt – <span class="kwb">EPIC</span>
+<span class="kwb">HERO</span></b></li></ul><ul class="dsUl"><li><b>5 Tanith Ghosts</b></li></ul>
+<b>Ibram Gaunt is equipped with:</b> bolt pistol; Gaunt’s chainsword. <br/><br/>
+<b>1 Tanith Ghost is equipped with:</b> Rawne’s lascarbine; straight silver knife.</div>
+<div class="dsHeader">LEADER</div>
+<div class="dsAbility">This model can be attached to the following units:<ul>
+<li><b><a href="/wh40k10ed/factions/astra-militarum/Kasrkin">Kasrkin</a></b></li>
+<li><b><a href="/wh40k10ed/factions/imperial-agents/Inquisitor">Inquisitor</a></b></li></ul></div>
+<div class="dsHeader">SUPREME COMMANDER</div>
+<div class="dsAbility">If this model is in your army, it must be your
+<span class="kwb">WARLORD</span>.</div>
+<div class="dsHeader"><span class="dsSkull2"></span>DAMAGED: 1-4 WOUNDS REMAINING</div>
+<div class="dsAbility">While this model has 1-4 wounds remaining,
+subtract 1 from the Hit roll.</div>
+"""
+
+
+def test_snippet_profiles_and_invulnerable_save():
+    result = parse(_snippet("", _RIGHT), _source("snippet.html"))
+    gaunt, ghost = _of(result, ModelProfile)
+    assert (gaunt.line, gaunt.model_name) == (1, "IBRAM GAUNT")
+    assert _stats(gaunt) == (6, 3, 4, 5, 3, 6, 1)  # "LD" read like "Ld"
+    assert gaunt.invulnerable_save_scope == "Ibram Gaunt only."
+    # The second profile prints no labels: they are taken by position from the first.
+    assert (ghost.model_name, _stats(ghost)) == ("TANITH GHOST", (6, 3, 5, None, 2, 7, 1))
+    note = _one(result, Ability, name="Invulnerable Save (IBRAM GAUNT)")
+    assert (note.kind, note.parameter, note.text) == ("datasheet", "5+", "Ibram Gaunt only.")
+    # A starred save names its profile, so the one-box-two-profiles flag is not raised.
+    assert [f for f in _of(result, DataFlag) if f.flag == "invulnerable_save_attribution"] == []
+    assert _one(result, Datasheet).datasheet_id == "10e/astra-militarum/gaunts-ghosts"
+    assert _one(result, Datasheet).legend == "The Tanith First."
+    assert _one(result, Datasheet).starting_strength == 6
+    assert _of(result, DataGap) == []
+
+
+def test_snippet_abilities_leader_damaged_special():
+    result = parse(_snippet("", _RIGHT), _source("snippet.html"))
+    core = [(a.name, a.parameter) for a in _of(result, Ability) if a.kind == "core"]
+    assert core == [("Deadly Demise", "D3"), ("Infiltrators", None), ("Scouts", '6"')]
+    assert _one(result, Ability, name="Tanith Camo-cloaks").text == (
+        "Models in this unit have the Benefit of Cover."
+    )
+    assert _one(result, Ability, name="Covert Stealth Team").kind == "datasheet"
+    special = _one(result, Ability, name="SUPREME COMMANDER")
+    assert (special.kind, special.text) == (
+        "other",
+        "If this model is in your army, it must be your WARLORD.",
+    )
+    damaged = _one(result, Ability, name="Damaged")
+    assert (damaged.kind, damaged.parameter) == ("datasheet", "1-4")
+    links = [(x.leader_datasheet_id, x.bodyguard_datasheet_id) for x in _of(result, LeaderLink)]
+    assert links == [
+        ("10e/astra-militarum/gaunts-ghosts", "10e/astra-militarum/kasrkin"),
+        ("10e/astra-militarum/gaunts-ghosts", "10e/imperial-agents/inquisitor"),
+    ]
+    lines = [(c.model_name, c.min_models) for c in _of(result, UnitComposition)]
+    assert lines == [("Ibram Gaunt", 1), ("Tanith Ghosts", 5)]
+    loadouts = [(w.models, w.model_count, w.equipment) for w in _of(result, WargearLoadout)]
+    assert loadouts == [
+        ("Ibram Gaunt", None, "bolt pistol; Gaunt’s chainsword"),
+        ("1 Tanith Ghost", 1, "Rawne’s lascarbine; straight silver knife"),
+    ]
+    sustained = _one(result, WeaponAbility, name="SUSTAINED HITS")
+    assert (sustained.weapon_name, sustained.value.text) == ("Rawne’s lascarbine", "1")
+    assert [k.keyword for k in _of(result, Keyword)] == [
+        "INFANTRY",
+        "GAUNT’S GHOSTS",
+        "ASTRA MILITARUM",
+    ]
+    assert result.rejects == []
+
+
+def test_snippet_unknown_labels_are_rejected_not_dropped():
+    extra = _profile([("M", '6"'), ("XP", "3")], "VETERAN")
+    result = parse(_snippet(extra, _RIGHT, weapons_header="RNG"), _source("snippet.html"))
+    reasons = [r.reason for r in result.rejects]
+    assert any(r.startswith("unknown characteristic label 'XP'") for r in reasons)
+    assert any(r.startswith("unknown weapon column label(s) ['RNG']") for r in reasons)
+    assert "weapon row under a table header that was not understood" in reasons
+    assert _of(result, WeaponProfile) == []
+    veteran = _one(result, ModelProfile, model_name="VETERAN")
+    assert (veteran.move_inches, veteran.toughness) == (6, None)
+    gaps = {g.field for g in _of(result, DataGap) if g.entity_key.endswith("/3")}
+    assert gaps == {"toughness", "save", "wounds", "leadership", "objective_control"}
+
+
+def test_snippet_unstarred_box_on_two_profiles_is_flagged():
+    html = _snippet("", _RIGHT).replace("INVULNERABLE SAVE*", "INVULNERABLE SAVE")
+    html = html.replace('<div class="dsInvulComment">Ibram Gaunt only.</div>', "")
+    result = parse(html, _source("snippet.html"))
+    gaunt, ghost = _of(result, ModelProfile)
+    assert (gaunt.invulnerable_save, gaunt.invulnerable_save_scope) == (5, None)
+    assert ghost.invulnerable_save is None
+    flag = _one(result, DataFlag, flag="invulnerable_save_attribution")
+    assert flag.detail == (
+        "1 invulnerable save box(es) for 2 profiles: each applied to the profile it follows only"
+    )
+
+
+def test_snippet_leader_note_and_size_cap_are_rejected_with_their_text():
+    right = _RIGHT.replace(
+        "</ul></div>\n<div class=\"dsHeader\">SUPREME",
+        "</ul>You can attach this model even if a Commissar has been attached.</div>\n"
+        '<div class="dsHeader">SUPREME',
+    )
+    ghosts = "<li><b>5 Tanith Ghosts</b></li>"
+    right = right.replace(ghosts, ghosts + "<li>6 MODELS MAXIMUM</li>")
+    result = parse(_snippet("", right), _source("snippet.html"))
+    assert [(r.table_name, r.raw_text, r.reason) for r in result.rejects] == [
+        ("unit_composition", "6 MODELS MAXIMUM", "composition line without a model count"),
+        (
+            "leader_links",
+            "You can attach this model even if a Commissar has been attached.",
+            "text in the leader list has no column (proposed: datasheets.leader_note)",
+        ),
+    ]
+    assert len(_of(result, LeaderLink)) == 2
+    assert _one(result, Datasheet).starting_strength is None  # the composition was not all read
+
+
+def test_snippet_unrecognised_markup_is_rejected():
+    right = _RIGHT + '<div class="dsMystery">A new box the parser does not know.</div>'
+    result = parse(_snippet("", right), _source("snippet.html"))
+    (reject,) = result.rejects
+    assert reject.reason == "unrecognised element in section 'DAMAGED: 1-4 WOUNDS REMAINING'"
+    assert reject.raw_text == "A new box the parser does not know."
+
+
+# --- golden files --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "fixture"),
+    [
+        ("wahapedia_html_termagants", "termagants"),
+        ("wahapedia_html_cadian_shock_troops", "cadians"),
+        ("wahapedia_html_intercessor_squad", "intercessors"),
+    ],
+)
+def test_golden(name, fixture, request):
+    result = request.getfixturevalue(fixture)
+    assert_golden(name, records_as_json(result.records + result.rejects))
