@@ -17,7 +17,13 @@ from pipeline.extract import RawSnapshot, is_present, read_snapshot
 from pipeline.load import load_database
 from pipeline.manifest import read_manifest
 from pipeline.parsers import ParseResult, get_parser
-from schemas.records import Accounting, Record, Reject, Source
+from pipeline.merge import (
+    conflicts_between,
+    content,
+    fill_combat_patrol_characteristics,
+    source_order,
+)
+from schemas.records import Accounting, Conflict, Record, Reject, Source
 
 Progress = Callable[[str], None]
 
@@ -61,17 +67,31 @@ def parse_snapshot(snapshot: RawSnapshot) -> ParseResult:
     return parser(content, snapshot.source)  # type: ignore[arg-type]
 
 
-def validate(results: dict[str, ParseResult]) -> tuple[list[Record], list[Reject], Counter]:
-    """Collapse identical records, reject key collisions and orphans.
+def validate(
+    sources: list[Source], results: dict[str, ParseResult]
+) -> tuple[list[Record], list[Reject], Counter, list[Conflict], list[Record]]:
+    """Merge sources, collapse identical records, reject key collisions and orphans.
 
-    Returns (records to load, all rejects, duplicates per (source_id, table)).
-    A record whose key is already taken by a different record is rejected with both values
-    named; a row that points to a datasheet that no source defines is rejected as an orphan.
+    Records are taken source by source in precedence order (``merge.source_order``). A record
+    whose key is already taken by an identical one (provenance aside) is a counted duplicate; by
+    a different one from another source, it is merged (counted as a duplicate of its source) and
+    each differing field is recorded as a ``Conflict``; by a different one from the same source,
+    it is rejected with both values named. Combat Patrol datasheets get the characteristics their
+    source lost from a twin (``merge.fill_combat_patrol_characteristics``). A row that points to
+    a datasheet that no source defines is rejected as an orphan.
+
+    Returns (records to load, all rejects, duplicates per (source_id, table), conflicts, rows
+    filled from twins). Filled rows are not input rows of any source, so they stay out of the
+    per-source accounting.
     """
+    by_id = {s.source_id: s for s in sources}
     duplicates: Counter[tuple[str, str]] = Counter()
     rejects: list[Reject] = []
+    conflicts: list[Conflict] = []
     seen: dict[tuple[str, tuple], Record] = {}
-    for source_id, result in results.items():
+    for source in source_order(sources):
+        source_id = source.source_id
+        result = results[source_id]
         rejects.extend(result.rejects)
         for table, n in result.duplicates.items():
             duplicates[(source_id, table)] += n
@@ -80,12 +100,17 @@ def validate(results: dict[str, ParseResult]) -> tuple[list[Record], list[Reject
             first = seen.get(ident)
             if first is None:
                 seen[ident] = record
-            elif first == record:
-                duplicates[(getattr(record, "source_id", source_id), record.__table__)] += 1
+                continue
+            record_source = getattr(record, "source_id", source_id)
+            if first == record or content(first) == content(record):
+                duplicates[(record_source, record.__table__)] += 1
+            elif getattr(first, "source_id", None) != record_source:
+                conflicts.extend(conflicts_between(first, record, by_id))
+                duplicates[(record_source, record.__table__)] += 1
             else:
                 rejects.append(
                     Reject(
-                        source_id=getattr(record, "source_id", source_id),
+                        source_id=record_source,
                         locator=getattr(record, "locator", "?"),
                         table_name=record.__table__,
                         raw_text=record.model_dump_json(),
@@ -96,6 +121,10 @@ def validate(results: dict[str, ParseResult]) -> tuple[list[Record], list[Reject
                         ),
                     )
                 )
+    filled = [
+        extra for extra in fill_combat_patrol_characteristics(list(seen.values()))
+        if (extra.__table__, extra.key()) not in seen
+    ]
     datasheets = {key[0] for (table, key) in seen if table == "datasheets"}
     records: list[Record] = []
     for (table, _), record in seen.items():
@@ -113,7 +142,7 @@ def validate(results: dict[str, ParseResult]) -> tuple[list[Record], list[Reject
             )
             continue
         records.append(record)
-    return records, rejects, duplicates
+    return records, rejects, duplicates, conflicts, filled
 
 
 def account(
@@ -171,14 +200,16 @@ def build(raw_dir: Path, db_path: Path, progress: Progress = lambda _msg: None) 
             f"parsed {snapshot.source.source_id}: {len(result.records)} records, "
             f"{len(result.rejects)} rejects"
         )
-    records, rejects, duplicates = validate(results)
+    records, rejects, duplicates, conflicts, filled = validate(sources, results)
     accounting = account(sources, results, records, rejects, duplicates)
     boilerplate: Counter[str] = Counter()
     for result in results.values():
         boilerplate.update(result.boilerplate)
     progress(f"loading {len(records)} rows into {db_path}")
     aliases = load_aliases()
-    rows = load_database([*sources, *records, *aliases, *rejects, *accounting], db_path)
+    rows = load_database(
+        [*sources, *records, *filled, *aliases, *conflicts, *rejects, *accounting], db_path
+    )
     return BuildReport(
         db_path=db_path, rows=rows, accounting=accounting, boilerplate=boilerplate, skipped=skipped
     )

@@ -35,7 +35,7 @@ def db(tmp_path_factory) -> Path:
     report.raise_for_failures()
     path = raw / "wh40k.duckdb"
     result = build(raw, path)
-    assert result.skipped == []
+    assert not {"bsdata-10e-gamesystem", "bsdata-11e-gamesystem"} & set(result.skipped)
     return path
 
 

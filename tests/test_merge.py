@@ -1,0 +1,95 @@
+"""Merging sources (case P30 and its neighbours): one row per key, conflicts kept, gaps filled."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import Counter
+
+from pipeline.build import account, validate
+from pipeline.parsers import ParseResult
+from schemas.records import Conflict, DataFlag, Datasheet, ModelProfile, Source
+
+
+def source(sid: str, kind: str, date: dt.date | None = None, mode=None) -> Source:
+    return Source(source_id=sid, title=sid, file=f"{sid}.txt", format="x", publisher="p", edition=10,
+                  kind=kind, game_mode=mode, version=None, version_date=date, origin="test")
+
+
+def sheet(sid: str, did: str = "10e/x/unit", name: str = "Unit", mode=None) -> Datasheet:
+    return Datasheet(source_id=sid, locator="line 1", datasheet_id=did, name=name, faction_id="x",
+                     edition=10, game_mode=mode, starting_strength=5)
+
+
+def profile(sid: str, t: int, w: int, oc: int, did: str = "10e/x/unit") -> ModelProfile:
+    return ModelProfile(source_id=sid, locator="row 7", datasheet_id=did, line=1, model_name="Unit",
+                        move_inches=6, move_text='6"', toughness=t, save=3, invulnerable_save=None,
+                        invulnerable_save_scope=None, wounds=w, leadership=6, objective_control=oc)
+
+
+def test_p30_official_over_wahapedia_with_conflicts_recorded():
+    sources = [source("wahapedia", "export", dt.date(2025, 11, 14)), source("official", "codex", dt.date(2025, 1, 1))]
+    results = {
+        "wahapedia": ParseResult(records=[sheet("wahapedia"), profile("wahapedia", 10, 12, 8)]),
+        "official": ParseResult(records=[sheet("official"), profile("official", 9, 14, 6)]),
+    }
+    records, rejects, duplicates, conflicts, filled = validate(sources, results)
+    (p,) = [r for r in records if isinstance(r, ModelProfile)]
+    assert (p.toughness, p.wounds, p.objective_control, p.source_id) == (9, 14, 6, "official")
+    got = {(c.field, c.value_a, c.source_id_a, c.value_b, c.source_id_b, c.chosen_source_id) for c in conflicts}
+    assert got == {
+        ("toughness", "9", "official", "10", "wahapedia", "official"),
+        ("wounds", "14", "official", "12", "wahapedia", "official"),
+        ("objective_control", "6", "official", "8", "wahapedia", "official"),
+    }
+    assert all(c.reason == "precedence: codex (40) over export (10)" for c in conflicts)
+    # the identical datasheet rows collapse; the merged profile counts as a duplicate of its source
+    assert duplicates[("wahapedia", "datasheets")] == 1 and duplicates[("wahapedia", "model_profiles")] == 1
+    assert rejects == [] and filled == []
+    acc = {(a.source_id, a.table_name): a for a in account(sources, results, records, rejects, duplicates)}
+    a = acc[("wahapedia", "model_profiles")]
+    assert (a.input_rows, a.loaded, a.duplicates, a.rejected) == (1, 0, 1, 0)
+
+
+def test_same_kind_later_date_wins():
+    sources = [source("old", "export", dt.date(2024, 1, 1)), source("new", "export", dt.date(2025, 1, 1))]
+    results = {"old": ParseResult(records=[sheet("old"), profile("old", 4, 2, 2)]),
+               "new": ParseResult(records=[sheet("new"), profile("new", 5, 2, 2)])}
+    records, _, _, conflicts, _ = validate(sources, results)
+    assert [r.toughness for r in records if isinstance(r, ModelProfile)] == [5]
+    (c,) = conflicts
+    assert (c.field, c.chosen_source_id, c.reason) == (
+        "toughness", "new", "precedence: later version date 2025-01-01 over 2024-01-01")
+
+
+def test_same_source_collision_is_rejected_not_overwritten():
+    sources = [source("s", "export")]
+    results = {"s": ParseResult(records=[sheet("s"), profile("s", 4, 2, 2), profile("s", 5, 2, 2)])}
+    records, rejects, _, conflicts, _ = validate(sources, results)
+    assert [r.toughness for r in records if isinstance(r, ModelProfile)] == [4]
+    (r,) = rejects
+    assert "already loaded" in r.reason and conflicts == []
+
+
+def test_combat_patrol_characteristics_filled_from_twin_with_its_source():
+    sources = [source("cp", "combat-patrol", dt.date(2024, 6, 1), mode="combat-patrol"), source("export", "export")]
+    results = {
+        "cp": ParseResult(records=[
+            sheet("cp", "cp/battle-sisters-squad", "Battle Sisters Squad", mode="combat-patrol"),
+            sheet("cp", "cp/canoness-adalya", "Canoness Adalya", mode="combat-patrol"),
+        ]),
+        "export": ParseResult(records=[
+            sheet("export", "10e/as/battle-sisters-squad", "BATTLE SISTERS SQUAD"),
+            profile("export", 3, 1, 2, did="10e/as/battle-sisters-squad"),
+        ]),
+    }
+    records, _, _, _, filled = validate(sources, results)
+    (copy,) = [r for r in filled if isinstance(r, ModelProfile)]
+    assert (copy.datasheet_id, copy.toughness, copy.source_id, copy.locator) == (
+        "cp/battle-sisters-squad", 3, "export", "row 7")
+    (flag,) = [r for r in filled if isinstance(r, DataFlag)]
+    assert flag.flag == "characteristics_filled_from_twin" and "10e/as/battle-sisters-squad" in flag.detail
+    # Canoness Adalya has no twin: nothing is invented
+    assert not [r for r in filled if getattr(r, "datasheet_id", "") == "cp/canoness-adalya"]
+    # the twin's own rows are accounted once; the copies are not input rows of any source
+    acc = {(a.source_id, a.table_name): a for a in account(sources, results, records, [], Counter())}
+    assert acc[("export", "model_profiles")].loaded == 1
