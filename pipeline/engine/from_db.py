@@ -157,3 +157,31 @@ def target_from_datasheet(con: duckdb.DuckDBPyConnection, datasheet: dict, model
         invulnerable_save=invuln, feel_no_pain=fnp, feel_no_pain_mortal=fnp_mortal,
         keywords=keywords, stealth=stealth, name=datasheet["name"],
     )
+
+
+def all_weapon_profiles(con: duckdb.DuckDBPyConnection, is_melee: bool = False) -> list[Weapon]:
+    """Every weapon profile of the database (ranged by default), each fired by one model.
+
+    Profiles without a Strength (``-`` in the source) are left out: they make no attack.
+    """
+    abilities: dict[tuple, list[ParsedWeaponAbility]] = {}
+    for r in _rows(con.execute("SELECT * FROM weapon_abilities ORDER BY position")):
+        value = None
+        if r["value_text"] is not None:
+            value = make_dice(r["value_dice_count"], r["value_dice_sides"], r["value_modifier"])
+        key = (r["datasheet_id"], r["weapon_name"], r["is_melee"], r["profile_name"])
+        abilities.setdefault(key, []).append(ParsedWeaponAbility(
+            r["name"], r["target_keyword"], r["threshold"], value, None, r["raw_text"], ()))
+    weapons = []
+    for p in _rows(con.execute(
+        "SELECT * FROM weapon_profiles WHERE is_melee = ? AND strength IS NOT NULL "
+        "ORDER BY datasheet_id, weapon_name, profile_name", [is_melee])):
+        weapons.append(Weapon.from_abilities(
+            name=f"{p['datasheet_id']}: {p['weapon_name']}",
+            attacks=make_dice(p["attacks_dice_count"], p["attacks_dice_sides"], p["attacks_modifier"]),
+            skill=p["skill"], strength=p["strength"], armour_penetration=p["armour_penetration"],
+            damage=make_dice(p["damage_dice_count"], p["damage_dice_sides"], p["damage_modifier"]),
+            abilities=abilities.get((p["datasheet_id"], p["weapon_name"], p["is_melee"], p["profile_name"]), []),
+            is_melee=is_melee,
+        ))
+    return weapons
