@@ -38,6 +38,10 @@ _DATASHEET_REFS: dict[str, tuple[str, ...]] = {
     "keywords": ("datasheet_id",),
     "leader_links": ("leader_datasheet_id", "bodyguard_datasheet_id"),
     "datasheet_stratagems": ("datasheet_id",),
+    "unit_costs": ("datasheet_id",),
+    "wargear_options": ("datasheet_id",),
+    "datasheet_enhancements": ("datasheet_id",),
+    "datasheet_detachment_abilities": ("datasheet_id",),
 }
 
 
@@ -59,6 +63,11 @@ class BuildReport:
     def duplicates(self) -> int:
         return sum(a.duplicates for a in self.accounting)
 
+    @property
+    def inconsistent(self) -> list[Accounting]:
+        """Accounting rows whose counts do not add up (a bug: should be empty)."""
+        return [a for a in self.accounting if a.input_rows != a.loaded + a.duplicates + a.rejected]
+
 
 def parse_snapshot(snapshot: RawSnapshot) -> ParseResult:
     """Run the source's registered parser on its text (or its folder of tables)."""
@@ -67,9 +76,25 @@ def parse_snapshot(snapshot: RawSnapshot) -> ParseResult:
     return parser(content, snapshot.source)  # type: ignore[arg-type]
 
 
-def validate(
-    sources: list[Source], results: dict[str, ParseResult]
-) -> tuple[list[Record], list[Reject], Counter, list[Conflict], list[Record]]:
+@dataclass
+class Validated:
+    """What ``validate`` returns.
+
+    ``records``: the rows to load. ``rejects``: the build's own rejects (key collisions within a
+    source, orphans), the parsers' rejects are in the parse results. ``duplicates``: per
+    (source_id, record table), records collapsed into an identical or merged row. ``conflicts``:
+    fields on which sources disagree. ``filled``: rows filled from a twin datasheet (not input
+    rows of any source, so outside the per-source accounting).
+    """
+
+    records: list[Record]
+    rejects: list[Reject]
+    duplicates: Counter
+    conflicts: list[Conflict]
+    filled: list[Record]
+
+
+def validate(sources: list[Source], results: dict[str, ParseResult]) -> Validated:
     """Merge sources, collapse identical records, reject key collisions and orphans.
 
     Records are taken source by source in precedence order (``merge.source_order``). A record
@@ -79,10 +104,6 @@ def validate(
     it is rejected with both values named. Combat Patrol datasheets get the characteristics their
     source lost from a twin (``merge.fill_combat_patrol_characteristics``). A row that points to
     a datasheet that no source defines is rejected as an orphan.
-
-    Returns (records to load, all rejects, duplicates per (source_id, table), conflicts, rows
-    filled from twins). Filled rows are not input rows of any source, so they stay out of the
-    per-source accounting.
     """
     by_id = {s.source_id: s for s in sources}
     duplicates: Counter[tuple[str, str]] = Counter()
@@ -90,37 +111,24 @@ def validate(
     conflicts: list[Conflict] = []
     seen: dict[tuple[str, tuple], Record] = {}
     for source in source_order(sources):
-        source_id = source.source_id
-        result = results[source_id]
-        rejects.extend(result.rejects)
-        for table, n in result.duplicates.items():
-            duplicates[(source_id, table)] += n
-        for record in result.records:
+        for record in results[source.source_id].records:
             ident = (record.__table__, record.key())
             first = seen.get(ident)
             if first is None:
                 seen[ident] = record
                 continue
-            record_source = getattr(record, "source_id", source_id)
+            record_source = getattr(record, "source_id", source.source_id)
             if first == record or content(first) == content(record):
                 duplicates[(record_source, record.__table__)] += 1
             elif getattr(first, "source_id", None) != record_source:
                 conflicts.extend(conflicts_between(first, record, by_id))
                 duplicates[(record_source, record.__table__)] += 1
             else:
-                rejects.append(
-                    Reject(
-                        source_id=record_source,
-                        locator=getattr(record, "locator", "?"),
-                        table_name=record.__table__,
-                        raw_text=record.model_dump_json(),
-                        reason=(
-                            f"key {record.key()} already loaded from "
-                            f"{getattr(first, 'source_id', '?')} {getattr(first, 'locator', '')} "
-                            "with different values"
-                        ),
-                    )
-                )
+                rejects.append(_reject(
+                    record,
+                    f"key {record.key()} already loaded from {getattr(first, 'source_id', '?')} "
+                    f"{getattr(first, 'locator', '')} with different values",
+                ))
     filled = [
         extra for extra in fill_combat_patrol_characteristics(list(seen.values()))
         if (extra.__table__, extra.key()) not in seen
@@ -131,50 +139,58 @@ def validate(
         refs = _DATASHEET_REFS.get(table, ())
         missing = [getattr(record, f) for f in refs if getattr(record, f) not in datasheets]
         if missing:
-            rejects.append(
-                Reject(
-                    source_id=record.source_id,  # type: ignore[attr-defined]
-                    locator=record.locator,  # type: ignore[attr-defined]
-                    table_name=table,
-                    raw_text=record.model_dump_json(),
-                    reason=f"orphan: datasheet {missing[0]} is not defined by any source",
-                )
-            )
+            rejects.append(_reject(record, f"orphan: datasheet {missing[0]} is not defined by any source"))
             continue
         records.append(record)
-    return records, rejects, duplicates, conflicts, filled
+    return Validated(records, rejects, duplicates, conflicts, filled)
 
 
-def account(
-    sources: list[Source],
-    results: dict[str, ParseResult],
-    records: list[Record],
-    rejects: list[Reject],
-    duplicates: Counter,
-) -> list[Accounting]:
-    """Per source and table: input rows = loaded + duplicates + rejected."""
-    loaded: Counter[tuple[str, str]] = Counter(
-        (r.source_id, r.__table__) for r in records if hasattr(r, "source_id")
+def _reject(record: Record, reason: str) -> Reject:
+    return Reject(
+        source_id=record.source_id,  # type: ignore[attr-defined]
+        locator=record.locator,  # type: ignore[attr-defined]
+        table_name=record.__table__,
+        raw_text=record.model_dump_json(),
+        reason=reason,
     )
-    rejected: Counter[tuple[str, str]] = Counter((r.source_id, r.table_name) for r in rejects)
+
+
+def account(sources: list[Source], results: dict[str, ParseResult], valid: Validated) -> list[Accounting]:
+    """The accounting of every source, in two stages; in each, input = loaded + duplicates + rejected.
+
+    Stage ``parse``: per input table for tabular sources (the parser's own counts of rows), per
+    record table for page-text sources (records, repeated items collapsed, rejected items).
+    Stage ``validate``: per record table, the records a source's parse produced: loaded,
+    collapsed into an identical or merged row of another source (duplicates), or rejected by the
+    build (key collisions, orphans).
+    """
     rows: list[Accounting] = []
+    loaded = Counter((r.source_id, r.__table__) for r in valid.records if hasattr(r, "source_id"))
+    build_rejected = Counter((r.source_id, r.table_name) for r in valid.rejects)
     for source in sources:
-        sid = source.source_id
-        tables = {t for (s, t) in [*loaded, *rejected, *duplicates] if s == sid}
-        tables |= set(results[sid].input_rows)
-        for table in sorted(tables):
-            n_loaded, n_dup, n_rej = loaded[(sid, table)], duplicates[(sid, table)], rejected[(sid, table)]
-            declared = results[sid].input_rows.get(table)
-            rows.append(
-                Accounting(
-                    source_id=sid,
-                    table_name=table,
-                    input_rows=declared if declared is not None else n_loaded + n_dup + n_rej,
-                    loaded=n_loaded,
-                    duplicates=n_dup,
-                    rejected=n_rej,
-                )
-            )
+        sid, result = source.source_id, results[source.source_id]
+        produced = Counter(r.__table__ for r in result.records)
+        parse_rejected = Counter(r.table_name for r in result.rejects)
+        if result.input_rows:
+            tables = sorted(set(result.input_rows) | set(parse_rejected) | set(result.duplicates))
+            parse_loaded = result.loaded
+        else:
+            tables = sorted(set(produced) | set(parse_rejected) | set(result.duplicates))
+            parse_loaded = produced
+        for t in tables:
+            n_in = result.input_rows.get(t) if result.input_rows else None
+            counts = (parse_loaded[t], result.duplicates[t], parse_rejected[t])
+            rows.append(Accounting(
+                source_id=sid, stage="parse", table_name=t,
+                input_rows=n_in if n_in is not None else sum(counts),
+                loaded=counts[0], duplicates=counts[1], rejected=counts[2],
+            ))
+        for t in sorted(produced):
+            rows.append(Accounting(
+                source_id=sid, stage="validate", table_name=t, input_rows=produced[t],
+                loaded=loaded[(sid, t)], duplicates=valid.duplicates[(sid, t)],
+                rejected=build_rejected[(sid, t)],
+            ))
     return rows
 
 
@@ -200,15 +216,16 @@ def build(raw_dir: Path, db_path: Path, progress: Progress = lambda _msg: None) 
             f"parsed {snapshot.source.source_id}: {len(result.records)} records, "
             f"{len(result.rejects)} rejects"
         )
-    records, rejects, duplicates, conflicts, filled = validate(sources, results)
-    accounting = account(sources, results, records, rejects, duplicates)
+    valid = validate(sources, results)
+    accounting = account(sources, results, valid)
     boilerplate: Counter[str] = Counter()
     for result in results.values():
         boilerplate.update(result.boilerplate)
-    progress(f"loading {len(records)} rows into {db_path}")
-    aliases = load_aliases()
+    progress(f"loading {len(valid.records) + len(valid.filled)} rows into {db_path}")
+    rejects = [r for result in results.values() for r in result.rejects] + valid.rejects
     rows = load_database(
-        [*sources, *records, *filled, *aliases, *conflicts, *rejects, *accounting], db_path
+        [*sources, *valid.records, *valid.filled, *load_aliases(), *valid.conflicts, *rejects, *accounting],
+        db_path,
     )
     return BuildReport(
         db_path=db_path, rows=rows, accounting=accounting, boilerplate=boilerplate, skipped=skipped

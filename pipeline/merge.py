@@ -50,7 +50,10 @@ def precedence_reason(winner: Source, loser: Source) -> str:
 
 
 def conflicts_between(first: Record, other: Record, sources: dict[str, Source]) -> list[Conflict]:
-    """One ``Conflict`` per field on which two records with the same key disagree."""
+    """One ``Conflict`` per field on which two records with the same key disagree.
+
+    A field that one source leaves empty (None) and the other gives is not a disagreement.
+    """
     a, b = content(first), content(other)
     sid_a, sid_b = first.source_id, other.source_id  # type: ignore[attr-defined]
     reason = precedence_reason(sources[sid_a], sources[sid_b])
@@ -63,7 +66,7 @@ def conflicts_between(first: Record, other: Record, sources: dict[str, Source]) 
             chosen_source_id=sid_a, reason=reason,
         )
         for name in a
-        if a[name] != b[name]
+        if a[name] != b[name] and a[name] is not None and b[name] is not None
     ]
 
 

@@ -292,6 +292,88 @@ class SecondaryObjective(Provenanced):
     text: str
 
 
+class Publication(Provenanced):
+    """A Wahapedia publication (Source.csv): index, codex, faction pack, expansion, errata."""
+
+    __table__ = "publications"
+    __key__ = ("publication_id",)
+
+    publication_id: str
+    name: str
+    type: str | None
+    edition: Edition | None  # None for Wahapedia's "0" (no edition stated)
+    version: str | None
+    errata_date: dt.date | None  # None for Wahapedia's "01.01.0001" (no date)
+    errata_url: str | None
+
+
+class Detachment(Provenanced):
+    __table__ = "detachments"
+    __key__ = ("detachment_id",)
+
+    detachment_id: str
+    faction_id: str | None
+    name: str
+    legend: str | None
+    type: str | None  # e.g. "Boarding Actions"
+
+
+class DetachmentAbility(Provenanced):
+    """A detachment rule (Detachment_abilities.csv) with its text."""
+
+    __table__ = "detachment_abilities"
+    __key__ = ("detachment_ability_id",)
+
+    detachment_ability_id: str
+    detachment_id: str | None
+    detachment: str | None
+    faction_id: str | None
+    name: str
+    legend: str | None
+    text: str
+
+
+class DatasheetDetachmentAbility(Provenanced):
+    __table__ = "datasheet_detachment_abilities"
+    __key__ = ("datasheet_id", "detachment_ability_id")
+
+    datasheet_id: str
+    detachment_ability_id: str
+
+
+class DatasheetEnhancement(Provenanced):
+    __table__ = "datasheet_enhancements"
+    __key__ = ("datasheet_id", "enhancement_id")
+
+    datasheet_id: str
+    enhancement_id: str
+
+
+class WargearOption(Provenanced):
+    """One wargear option line: ``This model's big choppa can be replaced with 1 power klaw.``"""
+
+    __table__ = "wargear_options"
+    __key__ = ("datasheet_id", "line")
+
+    datasheet_id: str
+    line: int
+    text: str
+    is_footnote: bool  # printed with "*" instead of the bullet
+
+
+class UnitCost(Provenanced):
+    """The points cost of one unit size: ``5 models`` -> 110. ``is_addon`` for ``+55``."""
+
+    __table__ = "unit_costs"
+    __key__ = ("datasheet_id", "line")
+
+    datasheet_id: str
+    line: int
+    description: str
+    cost_points: int
+    is_addon: bool
+
+
 class RuleText(Provenanced):
     """One wording of a rule, keyed by rule, edition, source, game mode and effective date.
 
@@ -392,12 +474,18 @@ class Conflict(Record):
 
 
 class Accounting(Record):
-    """Per source and table: input rows = loaded + duplicates + rejected."""
+    """Per source, stage and table: input rows = loaded + duplicates + rejected.
+
+    ``stage`` ``parse``: rows of an input table (tabular sources) or items of a record table
+    (page text) as the parser read them; ``validate``: the parsed records of a table as the build
+    merged, collapsed or rejected them.
+    """
 
     __table__ = "build_accounting"
-    __key__ = ("source_id", "table_name")
+    __key__ = ("source_id", "stage", "table_name")
 
     source_id: str
+    stage: str
     table_name: str
     input_rows: int
     loaded: int
@@ -422,6 +510,13 @@ ALL_RECORDS: tuple[type[Record], ...] = (
     DatasheetStratagem,
     Enhancement,
     SecondaryObjective,
+    Publication,
+    Detachment,
+    DetachmentAbility,
+    DatasheetDetachmentAbility,
+    DatasheetEnhancement,
+    WargearOption,
+    UnitCost,
     RuleText,
     RuleReference,
     RuleAlias,

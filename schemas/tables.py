@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import types
 import typing
+from functools import lru_cache
 from typing import Any, Literal, get_args, get_origin
 
 import sqlalchemy as sa
@@ -76,14 +77,20 @@ def columns_of(record: type[BaseModel]) -> list[sa.Column]:
     return cols
 
 
+@lru_cache(maxsize=None)
+def _layout(record_type: type[BaseModel]) -> tuple[tuple[str, bool], ...]:
+    """(field name, is a DiceExpr field) for each field of a record class."""
+    return tuple(
+        (name, _unwrap(field.annotation)[0] is DiceExpr) for name, field in record_type.model_fields.items()
+    )
+
+
 def row_of(record: Record) -> dict[str, Any]:
     """A record as a flat dict of column values (``DiceExpr`` fields flattened)."""
     row: dict[str, Any] = {}
-    for name in type(record).model_fields:
+    for name, is_dice in _layout(type(record)):
         value = getattr(record, name)
-        if isinstance(value, DiceExpr) or (
-            value is None and _unwrap(type(record).model_fields[name].annotation)[0] is DiceExpr
-        ):
+        if is_dice:
             for part, _ in _DICE_PARTS:
                 row[f"{name}_{part}"] = None if value is None else getattr(value, part)
         else:

@@ -48,14 +48,14 @@ def test_build_loads_every_table_with_provenance(db):
 def test_build_accounting_identity_holds_and_is_stored(db):
     con = duckdb.connect(str(db), read_only=True)
     rows = con.execute(
-        "SELECT source_id, table_name, input_rows, loaded, duplicates, rejected FROM build_accounting"
+        "SELECT source_id, stage, table_name, input_rows, loaded, duplicates, rejected FROM build_accounting"
     ).fetchall()
     assert rows
-    for sid, table, n_in, loaded, dup, rej in rows:
-        assert n_in == loaded + dup + rej, (sid, table)
-    loaded = dict(
-        con.execute("SELECT table_name, sum(loaded) FROM build_accounting GROUP BY table_name").fetchall()
-    )
+    for sid, stage, table, n_in, loaded, dup, rej in rows:
+        assert n_in == loaded + dup + rej, (sid, stage, table)
+    loaded = dict(con.execute(
+        "SELECT table_name, sum(loaded) FROM build_accounting WHERE stage = 'validate' GROUP BY table_name"
+    ).fetchall())
     assert loaded["weapon_profiles"] == 12
     # repeated lines of the page (every weapon row twice, TARGET/EFFECT twice) are counted
     assert con.execute("SELECT sum(duplicates) FROM build_accounting").fetchone()[0] > 0

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections import Counter
 
 from pipeline.build import account, validate
 from pipeline.parsers import ParseResult
@@ -32,7 +31,9 @@ def test_p30_official_over_wahapedia_with_conflicts_recorded():
         "wahapedia": ParseResult(records=[sheet("wahapedia"), profile("wahapedia", 10, 12, 8)]),
         "official": ParseResult(records=[sheet("official"), profile("official", 9, 14, 6)]),
     }
-    records, rejects, duplicates, conflicts, filled = validate(sources, results)
+    valid = validate(sources, results)
+    records, rejects, duplicates, conflicts, filled = (
+        valid.records, valid.rejects, valid.duplicates, valid.conflicts, valid.filled)
     (p,) = [r for r in records if isinstance(r, ModelProfile)]
     assert (p.toughness, p.wounds, p.objective_control, p.source_id) == (9, 14, 6, "official")
     got = {(c.field, c.value_a, c.source_id_a, c.value_b, c.source_id_b, c.chosen_source_id) for c in conflicts}
@@ -45,8 +46,8 @@ def test_p30_official_over_wahapedia_with_conflicts_recorded():
     # the identical datasheet rows collapse; the merged profile counts as a duplicate of its source
     assert duplicates[("wahapedia", "datasheets")] == 1 and duplicates[("wahapedia", "model_profiles")] == 1
     assert rejects == [] and filled == []
-    acc = {(a.source_id, a.table_name): a for a in account(sources, results, records, rejects, duplicates)}
-    a = acc[("wahapedia", "model_profiles")]
+    acc = {(a.source_id, a.stage, a.table_name): a for a in account(sources, results, valid)}
+    a = acc[("wahapedia", "validate", "model_profiles")]
     assert (a.input_rows, a.loaded, a.duplicates, a.rejected) == (1, 0, 1, 0)
 
 
@@ -54,7 +55,8 @@ def test_same_kind_later_date_wins():
     sources = [source("old", "export", dt.date(2024, 1, 1)), source("new", "export", dt.date(2025, 1, 1))]
     results = {"old": ParseResult(records=[sheet("old"), profile("old", 4, 2, 2)]),
                "new": ParseResult(records=[sheet("new"), profile("new", 5, 2, 2)])}
-    records, _, _, conflicts, _ = validate(sources, results)
+    valid = validate(sources, results)
+    records, conflicts = valid.records, valid.conflicts
     assert [r.toughness for r in records if isinstance(r, ModelProfile)] == [5]
     (c,) = conflicts
     assert (c.field, c.chosen_source_id, c.reason) == (
@@ -64,7 +66,8 @@ def test_same_kind_later_date_wins():
 def test_same_source_collision_is_rejected_not_overwritten():
     sources = [source("s", "export")]
     results = {"s": ParseResult(records=[sheet("s"), profile("s", 4, 2, 2), profile("s", 5, 2, 2)])}
-    records, rejects, _, conflicts, _ = validate(sources, results)
+    valid = validate(sources, results)
+    records, rejects, conflicts = valid.records, valid.rejects, valid.conflicts
     assert [r.toughness for r in records if isinstance(r, ModelProfile)] == [4]
     (r,) = rejects
     assert "already loaded" in r.reason and conflicts == []
@@ -82,7 +85,8 @@ def test_combat_patrol_characteristics_filled_from_twin_with_its_source():
             profile("export", 3, 1, 2, did="10e/as/battle-sisters-squad"),
         ]),
     }
-    records, _, _, _, filled = validate(sources, results)
+    valid = validate(sources, results)
+    filled = valid.filled
     (copy,) = [r for r in filled if isinstance(r, ModelProfile)]
     assert (copy.datasheet_id, copy.toughness, copy.source_id, copy.locator) == (
         "cp/battle-sisters-squad", 3, "export", "row 7")
@@ -91,5 +95,5 @@ def test_combat_patrol_characteristics_filled_from_twin_with_its_source():
     # Canoness Adalya has no twin: nothing is invented
     assert not [r for r in filled if getattr(r, "datasheet_id", "") == "cp/canoness-adalya"]
     # the twin's own rows are accounted once; the copies are not input rows of any source
-    acc = {(a.source_id, a.table_name): a for a in account(sources, results, records, [], Counter())}
-    assert acc[("export", "model_profiles")].loaded == 1
+    acc = {(a.source_id, a.stage, a.table_name): a for a in account(sources, results, valid)}
+    assert acc[("export", "validate", "model_profiles")].loaded == 1

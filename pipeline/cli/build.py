@@ -23,11 +23,14 @@ def _summary(report: BuildReport) -> None:
         table.add_row(name, str(n))
     console.print(table)
     acc = Table(title="Accounting per source (input = loaded + duplicates + rejected)", title_justify="left")
-    for col in ("source", "table", "input", "loaded", "duplicates", "rejected"):
-        acc.add_column(col, justify="left" if col in ("source", "table") else "right")
+    for col in ("source", "stage", "table", "input", "loaded", "duplicates", "rejected"):
+        acc.add_column(col, justify="left" if col in ("source", "stage", "table") else "right")
     for a in report.accounting:
-        acc.add_row(a.source_id, a.table_name, str(a.input_rows), str(a.loaded), str(a.duplicates), str(a.rejected))
+        acc.add_row(a.source_id, a.stage, a.table_name, str(a.input_rows), str(a.loaded),
+                    str(a.duplicates), str(a.rejected))
     console.print(acc)
+    for a in report.inconsistent:
+        console.print(f"[red]accounting does not add up[/red]: {a.source_id} {a.stage} {a.table_name}")
     dropped = sum(report.boilerplate.values())
     if report.skipped:
         console.print(f"skipped (not fetched): {', '.join(report.skipped)}; `wh40k fetch` brings them")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 import re
 import unicodedata
+from functools import lru_cache
 
 from bs4 import BeautifulSoup
 
@@ -53,10 +54,12 @@ def slug(text: str) -> str:
 _BLOCK_TAGS = ("p", "div", "li", "tr", "ul", "ol", "table", "h1", "h2", "h3", "h4")
 
 
+@lru_cache(maxsize=65536)
 def html_to_text(fragment: str) -> str:
     """Clean text from an HTML fragment: one line per ``<li>``, ``<br>`` or block element.
 
-    Entities are decoded exactly once (a fragment whose tags were escaped, ``&lt;b&gt;``, is
+    Pure, so memoised: exports repeat the same fragments many times. Entities are decoded
+    exactly once (a fragment whose tags were escaped, ``&lt;b&gt;``, is
     unescaped first, then parsed). Inline tags (``<b>``, ``<span>``, ``<a>``) keep their text.
 
     >>> html_to_text("Line one<br/>Line two")

@@ -22,9 +22,10 @@ class ParseResult:
     ``rejects``: input that could not be read, with the raw text and reason.
     ``duplicates``: per table, repeated input items collapsed into one record.
     ``boilerplate``: per kind, page lines dropped as site boilerplate (not content).
-    ``input_rows``: per table, input rows read (for tabular sources; the build checks that
-    input rows = loaded + duplicates + rejected). Empty for page-text sources, where the build
-    counts input as the sum of the three.
+    ``input_rows`` and ``loaded``: per input table, rows read and rows that gave records (for
+    tabular sources, whose counters and ``Reject.table_name`` are then keyed by input table; the
+    parser keeps input rows = loaded + duplicates + rejected). Empty for page-text sources,
+    whose counters are keyed by record table.
     """
 
     records: list[Record] = field(default_factory=list)
@@ -32,6 +33,7 @@ class ParseResult:
     duplicates: Counter[str] = field(default_factory=Counter)
     boilerplate: Counter[str] = field(default_factory=Counter)
     input_rows: Counter[str] = field(default_factory=Counter)
+    loaded: Counter[str] = field(default_factory=Counter)
 
     def extend(self, other: "ParseResult") -> None:
         self.records.extend(other.records)
@@ -39,6 +41,7 @@ class ParseResult:
         self.duplicates.update(other.duplicates)
         self.boilerplate.update(other.boilerplate)
         self.input_rows.update(other.input_rows)
+        self.loaded.update(other.loaded)
 
 
 Parser = Callable[[str, Source], ParseResult]
@@ -48,6 +51,7 @@ def _registry() -> dict[str, Parser]:
     from pipeline.parsers import (
         battlescribe_rules,
         bsdata_gamesystem,
+        wahapedia_csv,
         wahapedia_html,
         wahapedia_rules_11e,
         wahapedia_text_10e,
@@ -60,6 +64,7 @@ def _registry() -> dict[str, Parser]:
         "bsdata-gst-xml": bsdata_gamesystem.parse_gst_xml,
         "bsdata-gst-json": bsdata_gamesystem.parse_gst_json,
         "wahapedia-html": wahapedia_html.parse,
+        "wahapedia-csv": wahapedia_csv.parse_export,
     }
 
 

@@ -1,0 +1,86 @@
+"""Benchmark of the build: the full Wahapedia 10th-edition export against a bare DuckDB load.
+
+Run with ``python benchmarks/bench_build.py [EXPORT_DIR]`` (``make bench``; default: the corpus
+beside the checkout, ``../shared/corpus/wahapedia-10e``). Prints figures, asserts nothing:
+
+- reference: DuckDB ``read_csv`` of the same 20 files into tables (all columns as text), in a
+  subprocess, wall time and peak memory;
+- the project's build of a raw folder holding only that export (parse, validate, merge, load),
+  in a subprocess, wall time and peak memory;
+- the ratio of the two times.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+_BARE_LOAD = """
+import sys, duckdb, pathlib
+con = duckdb.connect(sys.argv[2])
+for path in sorted(pathlib.Path(sys.argv[1]).glob("*.csv")):
+    con.execute(
+        f"CREATE TABLE \\"{path.stem}\\" AS SELECT * FROM read_csv(?, delim='|', header=true, "
+        "all_varchar=true, quote='', escape='', null_padding=true, strict_mode=false)",
+        [str(path)],
+    )
+con.close()
+"""
+
+
+_MEASURE = (
+    "import resource, subprocess, sys; subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL);"
+    "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
+)
+
+
+def run_measured(args: list[str]) -> tuple[float, float]:
+    """Run a command in a fresh subprocess; return (wall seconds, its peak resident memory in MiB)."""
+    start = time.perf_counter()
+    out = subprocess.run([sys.executable, "-c", _MEASURE, *args], check=True, capture_output=True,
+                         text=True, cwd=ROOT)
+    elapsed = time.perf_counter() - start
+    return elapsed, int(out.stdout.strip().splitlines()[-1]) / 1024
+
+
+def main() -> None:
+    export = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT.parent / "shared" / "corpus" / "wahapedia-10e"
+    if not export.exists():
+        print(f"{export} not found: pass the folder of the Wahapedia export")
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp_path = Path(tmp)
+        raw = tmp_path / "raw"
+        shutil.copytree(export, raw / "wahapedia-10e", ignore=shutil.ignore_patterns("*.xlsx"))
+        (raw / "manifest.toml").write_text(
+            '[[source]]\nid = "wahapedia-10e-export"\nfile = "wahapedia-10e/"\nformat = "wahapedia-csv"\n'
+            'title = "Wahapedia export"\npublisher = "Wahapedia"\nedition = 10\nkind = "export"\n'
+            'origin = "benchmark copy"\n',
+            encoding="utf-8",
+        )
+        bare, build = [], []
+        for i in range(3):
+            bare.append(run_measured([sys.executable, "-c", _BARE_LOAD, str(raw / "wahapedia-10e"),
+                                      str(tmp_path / f"bare{i}.duckdb")]))
+            build.append(run_measured([sys.executable, "-m", "pipeline.cli", "build", "-q",
+                                       "--raw", str(raw), "--db", str(tmp_path / f"build{i}.duckdb")]))
+        bare_s, bare_mb = sorted(bare)[1]
+        build_s, build_mb = sorted(build)[1]
+        print("Full Wahapedia 10th-edition export (20 tables), median of 3 runs, each in a fresh process")
+        print(f"  reference: DuckDB read_csv of the 20 files   {bare_s:6.2f} s   peak {bare_mb:6.0f} MiB")
+        print(f"  wh40k build (parse, validate, load)         {build_s:6.2f} s   peak {build_mb:6.0f} MiB")
+        print(f"  ratio build / reference                     {build_s / bare_s:6.1f} x")
+        print(json.dumps({"reference_s": round(bare_s, 3), "build_s": round(build_s, 3),
+                          "ratio": round(build_s / bare_s, 2), "build_peak_mib": round(build_mb),
+                          "reference_peak_mib": round(bare_mb)}))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,134 @@
+"""A reader for pipe-separated values as Wahapedia exports them (pure: text in, rows out).
+
+The format: ``|`` between fields, no quoting, a header line naming the columns, and (in every
+Wahapedia export) a ``|`` closing every line, header included. The reader
+
+- strips a UTF-8 byte-order mark (``\\ufeff``) before the header;
+- accepts CRLF or LF line ends (a CR that ends a physical line is dropped);
+- drops the phantom empty column after the closing ``|`` (only when the header has one);
+- keeps every value as text (ids keep their leading zeros) exactly as printed;
+- splits records at the row terminator, the closing ``|`` followed by a line break, checking the
+  column count: a field may hold a raw line break (the record then spans several physical
+  lines and the break is kept in the value), but a line break is never a record end by itself;
+- returns rows with a wrong column count as ``BadRow`` with the line number and the reason,
+  never guessing where the missing or extra field is.
+
+Line numbers are 1-based physical line numbers of the text, the header being line 1; a record
+spanning several lines is numbered by its first line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+BOM = "\ufeff"
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One record: its first physical ``line``, ``values`` by column, and the ``raw`` text."""
+
+    line: int
+    values: dict[str, str]
+    raw: str
+
+
+@dataclass(frozen=True, slots=True)
+class BadRow:
+    """A record that could not be split into the header's columns."""
+
+    line: int
+    raw: str
+    reason: str
+
+
+@dataclass
+class Table:
+    """A whole table: ``columns`` from the header, good ``rows`` and ``bad_rows`` in file order.
+
+    ``input_rows`` counts the logical records of the file (good and bad), not the header.
+    """
+
+    name: str
+    columns: tuple[str, ...]
+    rows: list[Row] = field(default_factory=list)
+    bad_rows: list[BadRow] = field(default_factory=list)
+
+    @property
+    def input_rows(self) -> int:
+        return len(self.rows) + len(self.bad_rows)
+
+
+def read_table(text: str, name: str = "table") -> Table:
+    """Read pipe-separated text into a ``Table``.
+
+    ``name`` is only used in messages. An empty text gives a table with no columns and no rows.
+
+    >>> t = read_table("\\ufeffid|name|faction_id|\\r\\n000000001|Captain|SM|\\r\\n")
+    >>> t.columns, [r.values for r in t.rows]
+    (('id', 'name', 'faction_id'), [{'id': '000000001', 'name': 'Captain', 'faction_id': 'SM'}])
+    >>> t = read_table("id|legend|\\n7|line one\\nline two|\\n8|x|y|\\n")
+    >>> [(r.line, r.values["legend"]) for r in t.rows], [(b.line, b.reason) for b in t.bad_rows]
+    ([(2, 'line one\\nline two')], [(4, 'wrong column count: 3 fields, the header has 2')])
+    """
+    if text.startswith(BOM):
+        text = text[1:]
+    lines = text.split("\n")
+    # A CR before the LF belongs to the line terminator, not to the value.
+    lines = [line[:-1] if line.endswith("\r") else line for line in lines]
+    if lines and lines[-1] == "":
+        lines.pop()  # the final line break ends the last record, it does not start one
+    if not lines:
+        return Table(name=name, columns=())
+    header = lines[0]
+    trailing = header.endswith("|")
+    names = header.split("|")
+    if trailing:
+        names.pop()
+    columns = tuple(n.strip() for n in names)
+    n_cols = len(columns)
+    pipes = n_cols if trailing else n_cols - 1
+    table = Table(name=name, columns=columns)
+
+    def complete(buf: str) -> bool:
+        return buf.count("|") == pipes and (not trailing or buf.endswith("|"))
+
+    def emit(first: int, buf: str) -> None:
+        fields = buf.split("|")
+        if trailing:
+            fields.pop()  # the empty text after the closing "|"
+        table.rows.append(Row(first, dict(zip(columns, fields)), buf))
+
+    def why(buf: str) -> str:
+        count = buf.count("|")
+        if trailing and count == pipes:
+            return f"text after the closing '|': {buf.rsplit('|', 1)[1][:40]!r}"
+        fields = count if trailing else count + 1
+        return f"wrong column count: {fields} fields, the header has {n_cols}"
+
+    i, total = 1, len(lines)
+    while i < total:
+        first = i + 1  # 1-based physical line number
+        buf = lines[i]
+        i += 1
+        if complete(buf):  # the fast path: one physical line, one record
+            emit(first, buf)
+            continue
+        if buf.strip() == "":
+            table.bad_rows.append(BadRow(first, buf, "blank line between records"))
+            continue
+        # Too few separators so far: the record may hold a raw line break. Join the following
+        # lines while the count stays within the header's, and stop at the row terminator.
+        while buf.count("|") < pipes and i < total:
+            nxt = lines[i]
+            if buf.count("|") + nxt.count("|") > pipes:
+                break  # joining would overshoot: this record is short, the next line is its own
+            buf = buf + "\n" + nxt
+            i += 1
+            if complete(buf):
+                break
+        if complete(buf):
+            emit(first, buf)
+        else:
+            table.bad_rows.append(BadRow(first, buf, why(buf)))
+    return table

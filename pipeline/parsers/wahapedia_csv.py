@@ -1,0 +1,1766 @@
+"""Wahapedia CSV export (10th and 11th edition): 20 pipe-separated tables -> records.
+
+Pure: ``parse_export(files, source)`` takes the decoded text of each table, keyed by table name
+(the file stem: ``"Datasheets"``, ``"Datasheets_wargear"``), and returns records, rejects and the
+per-table accounting. No I/O, no globals. The reader is ``pipeline.parsers.psv``.
+
+Every input row of every table ends as exactly one of: loaded (it gave one or more records),
+a counted duplicate, or a ``Reject`` (locator ``"Datasheets_wargear.csv line 123"``, the raw row,
+the reason). The counters of the result (``input_rows``, ``loaded``, ``duplicates``) and
+``Reject.table_name`` are keyed by *input* table (the file stem), because one input row can give
+records of several tables (a wargear row: a ``WeaponProfile``, its ``WeaponAbility`` rows and
+flags). ``accounting(result, source_id)`` returns one ``Accounting`` per input table, and for each
+``input_rows == loaded + duplicates + rejected`` (``check_accounting`` raises otherwise).
+
+Decisions (see also the tables of labels below, which are the data this parser reads):
+
+- Duplicates: a row identical to an earlier row of the same table (the whole raw line) is a
+  counted duplicate (``exact_duplicates``). A row whose record key is already loaded with the
+  same values is a counted duplicate too (e.g. one keyword listed for two models). A row whose
+  key is loaded with *different* values is rejected (``duplicate_profile_conflict`` for weapon
+  profiles, ``duplicate_key_conflict`` otherwise) and the kept record gets a ``DataFlag`` naming
+  both rows: the first row wins, never the last, never silently.
+- Blank wargear placeholder rows (no name, no range, no type) are rejected with the reason
+  ``blank wargear placeholder row``; identical repeats of them are counted duplicates first.
+- Orphans (a ``datasheet_id`` not in Datasheets.csv) are rejected:
+  ``orphan: datasheet 000004150 is not in Datasheets.csv``.
+- The test row (``Example Wargear``: ``virtual=true`` and no ``source_id``) is rejected as
+  ``test row: ...``; its child rows are rejected as belonging to a rejected datasheet.
+- Datasheet ids are ``{edition}e/{faction slug}/{name slug}``; when several rows of one faction
+  share a name (Wahapedia prints them from different publications: a codex and its supplement,
+  a codex and Warhammer Legends), the row whose Wahapedia link has no ``-1`` suffix keeps the
+  plain id and the others get ``--{publication slug}`` (``--`` never occurs in a slug), with a
+  ``repeated_datasheet_name`` flag on each.
+- Faction ids are the slug of the faction name, so ``T’au Empire`` and ``T'au Empire`` are one
+  faction (the second row is a counted duplicate, with a ``faction_name_variant`` flag).
+- Source, Detachments, Detachment_abilities, Datasheets_options, Datasheets_models_cost,
+  Datasheets_enhancements and Datasheets_detachment_abilities give ``Publication``,
+  ``Detachment``, ``DetachmentAbility``, ``WargearOption``, ``UnitCost``,
+  ``DatasheetEnhancement`` and ``DatasheetDetachmentAbility`` records.
+- Abilities.csv (core and faction abilities) gives ``RuleText`` rows (the wording of the rule;
+  the box title and fluff paragraph of core abilities are dropped). A Stratagems.csv row whose
+  type is not ``... Stratagem`` (``Datasheet Ability``; the Aeldari Agile Manoeuvres with an
+  empty type) is a ``RuleText`` too, with a ``not_a_stratagem`` flag, never a ``Stratagem``.
+- The Datasheets columns ``transport``, ``damaged_w`` / ``damaged_description`` and
+  ``leader_head`` / ``leader_footer`` give ``Ability`` rows of kind ``other`` (``Transport``,
+  ``Damaged`` with the wound range as parameter, ``Leader``). ``loadout`` gives one
+  ``WargearLoadout`` per ``... equipped with: ...`` line; its other lines are kept as
+  ``loadout_note`` flags. An ``inv_sv_descr`` note restricts the invulnerable save (scope)
+  unless it states another roll target or is about re-rolls; every note is kept as an
+  ``invulnerable_save_note`` flag.
+- Columns read but not stored (no field yet): Factions/Datasheets ``link``, Datasheets
+  ``source_id`` (the publication), ``virtual`` / ``is_support`` (flags when true), models
+  ``base_size`` / ``base_size_descr``, Stratagems ``faction_id`` / ``turn`` / ``phase`` /
+  ``detachment_id``, Enhancements ``faction_id`` / ``detachment_id``, Abilities ``legend``,
+  Datasheets_options ``button`` (kept as ``is_footnote``).
+- ``restore_listbrewer_resave`` undoes the comma re-save of the ListBrewer 11th-edition copy. It
+  is never applied implicitly: the caller (a test set-up, a build step) decides.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import io
+import operator
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Mapping
+
+from pydantic import ValidationError
+
+from pipeline.errors import ManifestError, NormaliseError
+from pipeline.normalise.characteristics import (
+    armour_penetration,
+    characteristic_int,
+    dice,
+    distance,
+    invulnerable_save,
+    leadership,
+    roll_target,
+    skill,
+    weapon_range,
+)
+from pipeline.normalise.text import clean_line, html_to_text, slug
+from pipeline.normalise.weapon_abilities import parse_ability, split_abilities
+from pipeline.parsers import ParseResult
+from pipeline.parsers.psv import Row, Table, read_table
+from schemas.records import (
+    Ability,
+    Accounting,
+    DataFlag,
+    Datasheet,
+    DatasheetDetachmentAbility,
+    DatasheetEnhancement,
+    DatasheetStratagem,
+    Detachment,
+    DetachmentAbility,
+    Enhancement,
+    Faction,
+    Keyword,
+    LeaderLink,
+    ModelProfile,
+    Provenanced,
+    Publication,
+    Record,
+    Reject,
+    RuleText,
+    Source,
+    Stratagem,
+    UnitComposition,
+    UnitCost,
+    WargearLoadout,
+    WargearOption,
+    WeaponAbility,
+    WeaponProfile,
+)
+
+# --------------------------------------------------------------------------------------------
+# The data this parser reads: tables, columns, labels.
+# --------------------------------------------------------------------------------------------
+
+#: The 20 tables of the export, in the order they are processed (parents before children).
+TABLES: tuple[str, ...] = (
+    "Last_update",
+    "Factions",
+    "Source",
+    "Abilities",
+    "Detachments",
+    "Detachment_abilities",
+    "Datasheets",
+    "Datasheets_keywords",
+    "Datasheets_unit_composition",
+    "Datasheets_models",
+    "Datasheets_wargear",
+    "Datasheets_abilities",
+    "Datasheets_leader",
+    "Datasheets_options",
+    "Datasheets_models_cost",
+    "Stratagems",
+    "Datasheets_stratagems",
+    "Enhancements",
+    "Datasheets_enhancements",
+    "Datasheets_detachment_abilities",
+)
+
+#: Per table: (required columns, optional columns). A missing required column rejects every row
+#: of the table with the reason; a column in neither list gets one ``unknown_column`` flag.
+COLUMNS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "Last_update": (("last_update",), ()),
+    "Factions": (("id", "name"), ("link",)),
+    "Source": (("id", "name"), ("type", "edition", "version", "errata_date", "errata_link")),
+    "Abilities": (("id", "name", "description"), ("legend", "faction_id")),
+    "Detachments": (("id", "name"), ("faction_id", "legend", "type")),
+    "Detachment_abilities": (
+        ("id", "name", "description"),
+        ("faction_id", "legend", "detachment", "detachment_id"),
+    ),
+    "Datasheets": (
+        ("id", "name", "faction_id"),
+        (
+            "source_id",
+            "legend",
+            "role",
+            "loadout",
+            "transport",
+            "virtual",
+            "is_support",
+            "leader_head",
+            "leader_footer",
+            "damaged_w",
+            "damaged_description",
+            "link",
+        ),
+    ),
+    "Datasheets_unit_composition": (("datasheet_id", "line", "description"), ()),
+    "Datasheets_models": (
+        ("datasheet_id", "line", "name", "M", "T", "Sv", "W", "Ld", "OC"),
+        ("inv_sv", "inv_sv_descr", "base_size", "base_size_descr"),
+    ),
+    "Datasheets_wargear": (
+        ("datasheet_id", "name", "range", "type", "A", "BS_WS", "S", "AP", "D"),
+        ("line", "line_in_wargear", "dice", "description"),
+    ),
+    "Datasheets_keywords": (("datasheet_id", "keyword", "is_faction_keyword"), ("model",)),
+    "Datasheets_abilities": (
+        ("datasheet_id", "type"),
+        ("line", "ability_id", "model", "name", "description", "parameter"),
+    ),
+    "Datasheets_leader": (("leader_id", "attached_id"), ()),
+    "Datasheets_options": (("datasheet_id", "line", "description"), ("button",)),
+    "Datasheets_models_cost": (("datasheet_id", "line", "description", "cost"), ()),
+    "Stratagems": (
+        ("id", "name", "type", "description"),
+        ("faction_id", "cp_cost", "legend", "turn", "phase", "detachment", "detachment_id"),
+    ),
+    "Datasheets_stratagems": (("datasheet_id", "stratagem_id"), ()),
+    "Enhancements": (
+        ("id", "name", "cost", "description"),
+        ("faction_id", "detachment", "detachment_id", "legend"),
+    ),
+    "Datasheets_enhancements": (("datasheet_id", "enhancement_id"), ()),
+    "Datasheets_detachment_abilities": (("datasheet_id", "detachment_ability_id"), ()),
+}
+
+#: Column names used by other versions of the export (the specification workbook names the
+#: leader columns ``datasheet_id`` / ``attached_datasheet_id``; the data says ``leader_id`` /
+#: ``attached_id``): read as the canonical name.
+COLUMN_ALIASES: dict[str, dict[str, str]] = {
+    "Datasheets_leader": {"datasheet_id": "leader_id", "attached_datasheet_id": "attached_id"},
+}
+
+#: ``Datasheets_abilities.type`` -> ability kind. The Russian labels are Wahapedia's own
+#: layout notes ("right column", "left column", "no heading").
+ABILITY_KINDS: dict[str, str] = {
+    "Core": "core",
+    "Faction": "faction",
+    "Datasheet": "datasheet",
+    "Primarch": "datasheet",
+    "Wargear": "wargear",
+    "Wargear profile": "wargear",
+    "Special (правая колонка)": "other",
+    "Fortification (левая колонка)": "other",
+    "Без заголовка": "other",
+}
+
+#: Stratagem group names printed in ``type`` that mean the same group.
+STRATAGEM_GROUP_ALIASES: dict[str, str] = {"Core Stratagem": "Core"}
+
+#: Stratagem description labels -> ``Stratagem`` fields.
+STRATAGEM_SECTIONS: dict[str, str] = {
+    "WHEN": "when",
+    "TARGET": "target",
+    "EFFECT": "effect",
+    "RESTRICTIONS": "restrictions",
+}
+
+#: ``Datasheets_keywords.model`` values that mean the whole unit.
+WHOLE_UNIT_MODELS = frozenset({"", "ALL", "ALL MODELS"})
+
+BOOLEANS = {"true": True, "false": False}
+
+# --------------------------------------------------------------------------------------------
+# Result and accounting.
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class ExportParseResult(ParseResult):
+    """``ParseResult`` plus the per-table accounting of the export.
+
+    All counters are keyed by input table (file stem, ``"Datasheets_wargear"``), as is
+    ``Reject.table_name``. ``input_rows`` and ``loaded`` (inherited): rows read and rows that
+    gave records. ``duplicates`` (inherited) counts, per input table, rows collapsed into an
+    already loaded record; ``exact_duplicates`` is the part of it that repeated a whole earlier
+    row. ``last_update``: the export's timestamp.
+    """
+
+    exact_duplicates: Counter[str] = field(default_factory=Counter)
+    last_update: dt.datetime | None = None
+
+
+def accounting(result: ExportParseResult, source_id: str) -> list[Accounting]:
+    """Per input table: input rows, loaded, duplicates, rejected (one ``Accounting`` each).
+
+    For each table ``input_rows == loaded + duplicates + rejected``; ``check_accounting``
+    raises when it does not hold.
+    """
+    rejected = Counter(r.table_name for r in result.rejects)
+    tables = sorted(set(result.input_rows) | set(rejected) | set(result.duplicates))
+    return [
+        Accounting(
+            source_id=source_id,
+            stage="parse",
+            table_name=t,
+            input_rows=result.input_rows[t],
+            loaded=result.loaded[t],
+            duplicates=result.duplicates[t],
+            rejected=rejected[t],
+        )
+        for t in tables
+    ]
+
+
+def check_accounting(rows: Iterable[Accounting]) -> None:
+    """Raise ``AssertionError`` naming every table whose counts do not add up (a parser bug)."""
+    bad = [
+        f"{a.table_name}: {a.input_rows} != {a.loaded} + {a.duplicates} + {a.rejected}"
+        for a in rows
+        if a.input_rows != a.loaded + a.duplicates + a.rejected
+    ]
+    if bad:
+        raise AssertionError("accounting does not add up: " + "; ".join(bad))
+
+
+# --------------------------------------------------------------------------------------------
+# The ListBrewer re-save.
+# --------------------------------------------------------------------------------------------
+
+
+def restore_listbrewer_resave(text: str) -> str:
+    """Undo the ListBrewer re-save of an 11th-edition export file.
+
+    That copy was read as *comma*-separated CSV and written back with ``|`` as the delimiter:
+    every line is wrapped in ``"…"``, literal ``"`` are doubled and each comma of the original
+    became a field break. Reading each record with a CSV reader (delimiter ``|``, quote ``"``)
+    and joining its fields with ``,`` gives back the original line. A leading BOM and the line
+    ending style are kept. A field that began with ``"`` right after a comma in the original
+    cannot be recovered (the re-save lost it).
+
+    >>> restore_listbrewer_resave('"a|b|"\\n"1|x"|" y|"\\n')
+    'a|b|\\n1|x, y|\\n'
+    >>> restore_listbrewer_resave('"1|6""|"\\n')
+    '1|6"|\\n'
+    """
+    bom = text.startswith("\ufeff")
+    body = text[1:] if bom else text
+    newline = "\r\n" if "\r\n" in body else "\n"
+    records = csv.reader(io.StringIO(body, newline=""), delimiter="|", quotechar='"')
+    lines = [",".join(fields) for fields in records]
+    out = newline.join(lines) + (newline if body.endswith("\n") else "")
+    return ("\ufeff" if bom else "") + out
+
+
+# --------------------------------------------------------------------------------------------
+# The parser.
+# --------------------------------------------------------------------------------------------
+
+
+def parse_export(files: Mapping[str, str], source: Source) -> ExportParseResult:
+    """Parse a Wahapedia CSV export: ``{table name: decoded text}`` -> records and rejects.
+
+    ``files`` maps the table name (file stem, e.g. ``"Datasheets_wargear"``) to its text, a
+    leading BOM included or not. Any subset of the 20 tables may be given; a child row whose
+    parent table is missing is rejected as an orphan. A name that is not one of the 20 tables
+    rejects its rows (``unknown table``). ``source.edition`` (10 or 11) gives the edition of
+    every datasheet and stratagem.
+
+    Raises ``ManifestError`` when ``source.edition`` is None.
+    """
+    if source.edition is None:
+        raise ManifestError(
+            f"source {source.source_id!r}: a Wahapedia export needs its edition (10 or 11) "
+            "in the raw manifest"
+        )
+    return _Export(files, source).run()
+
+
+class _Rejected(Exception):
+    """Raised by a row handler: the row is rejected with this reason."""
+
+
+class _Duplicate(Exception):
+    """Raised by a row handler: the row repeats a loaded record (counted duplicate)."""
+
+
+_Handler = Callable[[Row], list[Record]]
+
+
+@dataclass
+class _Seen:
+    record: Record
+    locator: str
+
+
+class _Export:
+    """State of one ``parse_export`` call (id maps, key registry, HTML cache)."""
+
+    def __init__(self, files: Mapping[str, str], source: Source) -> None:
+        self.source = source
+        self.sid = source.source_id
+        self.edition = source.edition
+        self.prefix = f"{source.edition}e"
+        self.result = ExportParseResult()
+        self.tables: dict[str, Table] = {}
+        self.unknown_tables: dict[str, Table] = {}
+        for name, text in files.items():
+            table = read_table(text, name)
+            aliases = COLUMN_ALIASES.get(name, {})
+            if aliases:
+                table = _rename_columns(table, aliases)
+            if name in COLUMNS:
+                self.tables[name] = table
+            else:
+                self.unknown_tables[name] = table
+        self._html: dict[str, str] = {}
+        self._abilities: dict[str, list] = {}  # printed ability list -> parsed abilities
+        self._seen: dict[tuple[str, tuple], _Seen] = {}
+        self._flag_keys: set[tuple] = set()
+        self._key_getters: dict[type, Callable[[Record], tuple]] = {}
+        # Wahapedia id maps.
+        self.faction_slug: dict[str, str] = {}  # Wahapedia faction id -> faction_id
+        self.publication_name: dict[str, str] = {}
+        self.ability_names: dict[str, str] = {}  # Abilities.csv id -> name
+        self.datasheet_ids: dict[str, str] = {}  # Wahapedia datasheet id -> datasheet_id
+        self.datasheet_rejected: dict[str, str] = {}  # Wahapedia id -> reason
+        self.stratagem_ids: dict[str, str] = {}
+        self.stratagem_routed: dict[str, str] = {}  # ids of Stratagems rows that are not stratagems
+        self.enhancement_ids: dict[str, str] = {}
+        self.detachment_ability_ids: dict[str, str] = {}
+        self.detachment_ids: dict[str, str] = {}
+        self.composition: dict[str, list[UnitComposition]] = defaultdict(list)
+        self.faction_keyword_seen: set[str] = set()
+        self.profiled: set[str] = set()
+        self.repeated_names: dict[str, str] = {}  # Wahapedia id -> the rows sharing its name
+        self.datasheet_drafts: dict[str, tuple[int, list[Record]]] = {}  # id -> (line, records)
+        self.datasheet_names: dict[str, str] = {}  # Wahapedia id -> name as printed
+
+    # ---- bookkeeping -----------------------------------------------------------------------
+
+    def locator(self, table: str, line: int) -> str:
+        return f"{table}.csv line {line}"
+
+    def reject(self, table: str, line: int, raw: str, reason: str) -> None:
+        self.result.rejects.append(
+            Reject(
+                source_id=self.sid,
+                locator=self.locator(table, line),
+                table_name=table,
+                raw_text=raw,
+                reason=reason,
+            )
+        )
+
+    def flag(
+        self, table: str, line: int, record_table: str, entity_key: str, flag: str, detail: str
+    ) -> DataFlag:
+        locator = self.locator(table, line)
+        key = (record_table, entity_key, flag, locator)
+        n = 2
+        base = entity_key
+        while key in self._flag_keys:  # two flags of one kind on one row: keep both
+            entity_key = f"{base}#{n}"
+            key = (record_table, entity_key, flag, locator)
+            n += 1
+        self._flag_keys.add(key)
+        return DataFlag(
+            source_id=self.sid,
+            locator=locator,
+            table_name=record_table,
+            entity_key=entity_key,
+            flag=flag,
+            detail=detail,
+        )
+
+    def claim(self, record: Record, locator: str, key: tuple | None = None) -> None:
+        """Register a record's key; raise ``_Duplicate`` or ``_Rejected`` when it is taken.
+
+        ``key`` may be given as ``(table, record.key())`` when the caller has it already.
+        """
+        if key is None:
+            getter = self._key_getters.get(type(record))
+            if getter is None:
+                getter = self._key_getters[type(record)] = _key_getter(type(record))
+            key = (record.__table__, getter(record))
+        seen = self._seen.get(key)
+        if seen is None:
+            self._seen[key] = _Seen(record, locator)
+            return
+        if _content(seen.record) == _content(record):
+            raise _Duplicate()
+        code = (
+            "duplicate_profile_conflict"
+            if isinstance(record, WeaponProfile)
+            else "duplicate_key_conflict"
+        )
+        raise _Rejected(
+            f"{code}: key {_key_text(record)} already loaded from {seen.locator} with "
+            f"different values ({_differences(seen.record, record)})"
+        )
+
+    def html(self, fragment: str) -> str:
+        """Clean text of an HTML fragment (memoised for this export)."""
+        if not fragment:
+            return ""
+        text = self._html.get(fragment)
+        if text is None:
+            text = html_to_text(fragment)
+            self._html[fragment] = text
+        return text
+
+    def text_or_none(self, fragment: str) -> str | None:
+        return self.html(fragment) or None
+
+    def rows(self, name: str, handler: _Handler) -> None:
+        """Run ``handler`` over every row of a table, with the accounting."""
+        table = self.tables.get(name)
+        if table is None:
+            return
+        res = self.result
+        res.input_rows[name] += table.input_rows
+        for bad in table.bad_rows:
+            self.reject(name, bad.line, bad.raw, bad.reason)
+        required, optional = COLUMNS[name]
+        missing = [c for c in required if c not in table.columns]
+        if missing:
+            reason = (
+                f"the header of {name}.csv lacks the column(s) {', '.join(missing)} "
+                f"(header: {'|'.join(table.columns)})"
+            )
+            for row in table.rows:
+                self.reject(name, row.line, row.raw, reason)
+            return
+        unknown = [c for c in table.columns if c not in required and c not in optional]
+        if unknown:
+            res.records.append(
+                self.flag(
+                    name,
+                    1,
+                    "sources",
+                    name,
+                    "unknown_column",
+                    f"{name}.csv has column(s) this parser does not read: {', '.join(unknown)}",
+                )
+            )
+        seen_raw: set[str] = set()
+        for row in table.rows:
+            if row.raw in seen_raw:
+                res.duplicates[name] += 1
+                res.exact_duplicates[name] += 1
+                continue
+            seen_raw.add(row.raw)
+            try:
+                records = handler(row)
+            except _Duplicate:
+                res.duplicates[name] += 1
+                continue
+            except _Rejected as exc:
+                self.reject(name, row.line, row.raw, str(exc))
+                continue
+            except NormaliseError as exc:
+                self.reject(name, row.line, row.raw, str(exc))
+                continue
+            except ValidationError as exc:
+                self.reject(name, row.line, row.raw, _validation_reason(exc))
+                continue
+            res.loaded[name] += 1
+            res.records.extend(records)
+
+    def datasheet(self, wid: str) -> str:
+        """The ``datasheet_id`` of a Wahapedia datasheet id, or raise ``_Rejected``."""
+        ds = self.datasheet_ids.get(wid)
+        if ds is not None:
+            return ds
+        if wid in self.datasheet_rejected:
+            raise _Rejected(f"datasheet {wid} was rejected ({self.datasheet_rejected[wid]})")
+        raise _Rejected(f"orphan: datasheet {wid} is not in Datasheets.csv")
+
+    # ---- run -------------------------------------------------------------------------------
+
+    def run(self) -> ExportParseResult:
+        self.rows("Last_update", self.last_update)
+        self.rows("Factions", self.factions)
+        self.rows("Source", self.publications)
+        self.rows("Abilities", self.abilities)
+        self.rows("Detachments", self.detachments)
+        self.rows("Detachment_abilities", self.detachment_abilities)
+        self.prepare_datasheets()
+        # Keywords before the unit composition: the composition's keyword spans (EPIC HERO)
+        # only add a keyword the unit does not already have from Datasheets_keywords.csv.
+        self.rows("Datasheets_keywords", self.keywords)
+        self.rows("Datasheets_unit_composition", self.unit_composition)
+        self.rows("Datasheets", self.datasheets)
+        self.rows("Datasheets_models", self.models)
+        self.rows("Datasheets_wargear", self.wargear)
+        self.datasheet_checks()
+        self.rows("Datasheets_abilities", self.datasheet_abilities)
+        self.rows("Datasheets_leader", self.leaders)
+        self.rows("Datasheets_options", self.options)
+        self.rows("Datasheets_models_cost", self.models_cost)
+        self.rows("Stratagems", self.stratagems)
+        self.rows("Datasheets_stratagems", self.datasheet_stratagems)
+        self.rows("Enhancements", self.enhancements)
+        self.rows("Datasheets_enhancements", self.datasheet_enhancements)
+        self.rows("Datasheets_detachment_abilities", self.datasheet_detachment_abilities)
+        for name, table in self.unknown_tables.items():
+            self.result.input_rows[name] += table.input_rows
+            for row in table.rows:
+                self.reject(
+                    name, row.line, row.raw, f"unknown table {name!r}: not part of the export"
+                )
+            for bad in table.bad_rows:
+                self.reject(
+                    name, bad.line, bad.raw, f"unknown table {name!r}: not part of the export"
+                )
+        return self.result
+
+    # ---- small tables ----------------------------------------------------------------------
+
+    def last_update(self, row: Row) -> list[Record]:
+        text = clean_line(row.values["last_update"])
+        try:
+            stamp = dt.datetime.strptime(text, "%Y-%m-%d %H:%M:%S")
+        except ValueError:
+            raise _Rejected(f"not a timestamp: {text!r} (expected yyyy-mm-dd hh:mm:ss)") from None
+        self.result.last_update = stamp
+        out: list[Record] = []
+        if self.source.version_date is not None and self.source.version_date != stamp.date():
+            out.append(
+                self.flag(
+                    "Last_update",
+                    row.line,
+                    "sources",
+                    self.sid,
+                    "last_update_differs",
+                    f"Last_update.csv says {text}; the manifest says {self.source.version_date}",
+                )
+            )
+        return out
+
+    def factions(self, row: Row) -> list[Record]:
+        v = row.values
+        wid, name = clean_line(v["id"]), clean_line(v["name"])
+        if not wid or not name:
+            raise _Rejected("faction row without id or name")
+        faction_id = slug(name)
+        record = Faction(
+            source_id=self.sid,
+            locator=self.locator("Factions", row.line),
+            faction_id=faction_id,
+            name=name,
+        )
+        key = ("factions", record.key())
+        seen = self._seen.get(key)
+        self.faction_slug[wid] = faction_id
+        if seen is not None:  # the same faction under another spelling or id: join them
+            self.result.records.append(
+                self.flag(
+                    "Factions",
+                    row.line,
+                    "factions",
+                    faction_id,
+                    "faction_name_variant",
+                    f"{name!r} (id {wid}) joined to {getattr(seen.record, 'name')!r} "
+                    f"from {seen.locator}",
+                )
+            )
+            raise _Duplicate()
+        self._seen[key] = _Seen(record, record.locator)
+        return [record]
+
+    def publications(self, row: Row) -> list[Record]:
+        v = row.values
+        wid = clean_line(v["id"])
+        name = clean_line(v["name"])
+        if not wid or not name:
+            raise _Rejected("publication row without id or name")
+        edition_text = clean_line(v.get("edition", ""))
+        edition = int(edition_text) if edition_text.isdigit() and edition_text != "0" else None
+        if edition_text and not edition_text.isdigit():
+            raise _Rejected(f"not an edition number: {edition_text!r}")
+        date_text = clean_line(v.get("errata_date", ""))
+        errata_date = None
+        if date_text:
+            try:
+                parsed = dt.datetime.strptime(date_text.split(" ")[0], "%d.%m.%Y").date()
+            except ValueError:
+                raise _Rejected(f"not a date: {date_text!r} (expected dd.mm.yyyy)") from None
+            errata_date = None if parsed.year == 1 else parsed
+        self.publication_name[wid] = name
+        record = Publication(
+            source_id=self.sid,
+            locator=self.locator("Source", row.line),
+            publication_id=self._wid(wid),
+            name=name,
+            type=clean_line(v.get("type", "")) or None,
+            edition=edition,
+            version=clean_line(v.get("version", "")) or None,
+            errata_date=errata_date,
+            errata_url=clean_line(v.get("errata_link", "")) or None,
+        )
+        self.claim(record, record.locator)
+        return [record]
+
+    def abilities(self, row: Row) -> list[Record]:
+        """Abilities.csv: core and faction abilities, as the wording of a rule (``RuleText``)."""
+        v = row.values
+        wid, name = clean_line(v["id"]), clean_line(self.html(v["name"]))
+        if not name:
+            raise _Rejected("ability without a name")
+        self.ability_names.setdefault(wid, name)
+        text = self.html(_strip_ability_box(v["description"]))
+        if not text:
+            raise _Rejected(f"ability {name!r} has no text")
+        record = RuleText(
+            source_id=self.sid,
+            locator=self.locator("Abilities", row.line),
+            rule_key=slug(name),
+            title=name,
+            section=None,
+            edition=self.edition,
+            game_mode=None,
+            effective_date=None,
+            text=text,
+        )
+        return [record, *self.markup_flags("Abilities", row.line, "rule_texts", slug(name), text)]
+
+    def detachments(self, row: Row) -> list[Record]:
+        v = row.values
+        wid, name = clean_line(v["id"]), clean_line(v["name"])
+        if not name:
+            raise _Rejected("detachment without a name")
+        record = Detachment(
+            source_id=self.sid,
+            locator=self.locator("Detachments", row.line),
+            detachment_id=self._wid(wid),
+            faction_id=self._faction(v.get("faction_id", "")),
+            name=name,
+            legend=self.text_or_none(v.get("legend", "")),
+            type=clean_line(v.get("type", "")) or None,
+        )
+        self.claim(record, record.locator)
+        self.detachment_ids[wid] = record.detachment_id
+        return [record]
+
+    def detachment_abilities(self, row: Row) -> list[Record]:
+        v = row.values
+        wid, name = clean_line(v["id"]), clean_line(v["name"])
+        if not name:
+            raise _Rejected("detachment ability without a name")
+        text = self.html(v["description"])
+        det_wid = clean_line(v.get("detachment_id", ""))
+        record = DetachmentAbility(
+            source_id=self.sid,
+            locator=self.locator("Detachment_abilities", row.line),
+            detachment_ability_id=self._wid(wid),
+            detachment_id=self._wid(det_wid) if det_wid else None,
+            detachment=clean_line(v.get("detachment", "")) or None,
+            faction_id=self._faction(v.get("faction_id", "")),
+            name=name,
+            legend=self.text_or_none(v.get("legend", "")),
+            text=text,
+        )
+        self.claim(record, record.locator)
+        self.detachment_ability_ids[wid] = record.detachment_ability_id
+        out: list[Record] = [record]
+        out += self.markup_flags(
+            "Detachment_abilities",
+            row.line,
+            "detachment_abilities",
+            record.detachment_ability_id,
+            text,
+        )
+        if det_wid and self.tables.get("Detachments") and det_wid not in self.detachment_ids:
+            out.append(
+                self.flag(
+                    "Detachment_abilities",
+                    row.line,
+                    "detachment_abilities",
+                    record.detachment_ability_id,
+                    "unknown_detachment",
+                    f"detachment {det_wid} is not in Detachments.csv",
+                )
+            )
+        return out
+
+    # ---- datasheets ------------------------------------------------------------------------
+
+    def prepare_datasheets(self) -> None:
+        """First pass over Datasheets.csv: each row's ``datasheet_id`` and records, or its reject.
+
+        The records of a row (``Datasheet``, ``WargearLoadout``, section ``Ability`` and flags)
+        are built and validated here, so that the child tables see only datasheets that will be
+        loaded; the ``Datasheets`` pass (after the unit composition, which gives
+        ``starting_strength``) then emits them with the accounting. A row is rejected for: no
+        name, an unknown faction, being the test row, or a value that does not validate.
+        """
+        table = self.tables.get("Datasheets")
+        if table is None or any(c not in table.columns for c in COLUMNS["Datasheets"][0]):
+            return
+        groups: dict[str, list[Row]] = defaultdict(list)
+        firsts: list[Row] = []
+        for row in table.rows:
+            v = row.values
+            wid, name = v["id"].strip(), clean_line(self.html(v["name"]))
+            if not wid or wid in self.datasheet_ids or wid in self.datasheet_rejected:
+                continue  # no id, or a repeated id: the Datasheets pass rejects the row
+            if not name:
+                self.datasheet_rejected[wid] = "datasheet without a name"
+                continue
+            fid = v["faction_id"].strip()
+            if fid not in self.faction_slug:
+                self.datasheet_rejected[wid] = f"unknown faction id {fid!r}: not in Factions.csv"
+                continue
+            if v.get("virtual", "").strip() == "true" and not v.get("source_id", "").strip():
+                self.datasheet_rejected[wid] = (
+                    f"test row: {name!r} is virtual and has no source publication"
+                )
+                continue
+            base = f"{self.prefix}/{self.faction_slug[fid]}/{slug(name)}"
+            self.datasheet_names[wid] = name
+            groups[base].append(row)
+            firsts.append(row)
+            self.datasheet_ids[wid] = base
+        for base, rows in groups.items():
+            if len(rows) > 1:
+                self._disambiguate(base, rows)
+        for row in firsts:
+            wid = row.values["id"].strip()
+            try:
+                self.datasheet_drafts[wid] = (row.line, self._datasheet_records(row))
+            except (_Rejected, NormaliseError) as exc:
+                self.datasheet_rejected[wid] = str(exc)
+            except ValidationError as exc:
+                self.datasheet_rejected[wid] = _validation_reason(exc)
+            if wid in self.datasheet_rejected:
+                del self.datasheet_ids[wid]
+
+    def _disambiguate(self, base: str, rows: list[Row]) -> None:
+        """Distinct, stable ids for rows of one faction that share a name (see module notes)."""
+        plain = [r for r in rows if not re.search(r"-\d+$", r.values.get("link", "").strip())]
+        keeper = plain[0] if len(plain) == 1 else min(rows, key=lambda r: r.values["id"])
+        taken = {base}
+        for r in rows:
+            if r is keeper:
+                continue
+            wid = r.values["id"].strip()
+            pub = self.publication_name.get(r.values.get("source_id", "").strip())
+            ds_id = f"{base}--{slug(pub)}" if pub else f"{base}--{wid}"
+            if ds_id in taken:
+                ds_id = f"{base}--{wid}"
+            taken.add(ds_id)
+            self.datasheet_ids[wid] = ds_id
+
+        def pub_of(r: Row) -> str:
+            return self.publication_name.get(
+                r.values.get("source_id", "").strip(), "no publication"
+            )
+
+        listing = "; ".join(
+            f"{r.values['id'].strip()} "
+            f"({pub_of(r)})"
+            f" -> {self.datasheet_ids[r.values['id'].strip()]}"
+            for r in rows
+        )
+        for r in rows:
+            self.repeated_names[r.values["id"].strip()] = listing
+
+    def _datasheet_records(self, row: Row) -> list[Record]:
+        v = row.values
+        wid = v["id"].strip()
+        ds_id = self.datasheet_ids[wid]
+        locator = self.locator("Datasheets", row.line)
+        name = clean_line(self.html(v["name"]))
+        record = Datasheet(
+            source_id=self.sid,
+            locator=locator,
+            datasheet_id=ds_id,
+            name=name,
+            faction_id=self.faction_slug[v["faction_id"].strip()],
+            edition=self.edition,
+            game_mode=None,
+            starting_strength=None,
+            role=clean_line(v.get("role", "")) or None,
+            legend=self.text_or_none(v.get("legend", "")),
+            external_id=wid,
+        )
+        self.claim(record, locator)
+        out: list[Record] = [record]
+        flag = lambda code, detail: self.flag(
+            "Datasheets", row.line, "datasheets", ds_id, code, detail
+        )  # noqa: E731
+        listing = self.repeated_names.get(wid)
+        if listing:
+            out.append(
+                flag("repeated_datasheet_name", f"{name!r} is printed more than once: {listing}")
+            )
+        for column, code in (("virtual", "virtual_datasheet"), ("is_support", "support_unit")):
+            raw = v.get(column, "").strip()
+            if raw and raw not in BOOLEANS:
+                out.append(flag("bad_boolean", f"{column}={raw!r} is neither true nor false"))
+            elif BOOLEANS.get(raw):
+                out.append(flag(code, f"{column}=true"))
+        out += self.loadout(row, ds_id)
+        out += self.datasheet_sections(row, ds_id)
+        return out
+
+    def datasheets(self, row: Row) -> list[Record]:
+        """Emit the records prepared for a Datasheets row, with ``starting_strength``.
+
+        ``starting_strength`` is the sum of the unit composition's model counts when every line
+        is a fixed count (``1 Canoness``); None when a line is a range or not a model line.
+        """
+        wid = row.values["id"].strip()
+        if not wid:
+            raise _Rejected("datasheet without an id")
+        if wid in self.datasheet_rejected:
+            raise _Rejected(self.datasheet_rejected[wid])
+        line, records = self.datasheet_drafts[wid]
+        if line != row.line:
+            raise _Rejected(
+                f"duplicate_key_conflict: datasheet id {wid} already read from "
+                f"{self.locator('Datasheets', line)} with different values"
+            )
+        lines = self.composition.get(wid, [])
+        if lines and all(c.min_models is not None and c.min_models == c.max_models for c in lines):
+            starting = sum(c.min_models or 0 for c in lines)
+            records = [records[0].model_copy(update={"starting_strength": starting}), *records[1:]]
+        return records
+
+    def loadout(self, row: Row, ds_id: str) -> list[Record]:
+        """``Datasheets.loadout`` -> one ``WargearLoadout`` per ``... equipped with: ...`` line.
+
+        Other lines (designer's notes, composition footnotes) are kept as a
+        ``loadout_note`` flag until the schema has a field for them.
+        """
+        text = self.html(row.values.get("loadout", ""))
+        out: list[Record] = []
+        n = 0
+        for line in text.split("\n"):
+            m = _LOADOUT.match(line)
+            if not m:
+                if line:
+                    out.append(
+                        self.flag("Datasheets", row.line, "datasheets", ds_id, "loadout_note", line)
+                    )
+                continue
+            n += 1
+            models = m.group("models").strip()
+            count = re.match(r"(\d+)\s", models)
+            out.append(
+                WargearLoadout(
+                    source_id=self.sid,
+                    locator=self.locator("Datasheets", row.line),
+                    datasheet_id=ds_id,
+                    line=n,
+                    models=models,
+                    model_count=int(count.group(1)) if count else None,
+                    equipment=m.group("equipment").strip().rstrip(".").strip(),
+                    text=line,
+                )
+            )
+        return out
+
+    def datasheet_sections(self, row: Row, ds_id: str) -> list[Record]:
+        """Transport, Damaged and Leader sections of a datasheet row -> ``Ability`` (kind other)."""
+        v = row.values
+        out: list[Record] = []
+        locator = self.locator("Datasheets", row.line)
+        transport = self.html(v.get("transport", ""))
+        if transport:
+            out.append(
+                Ability(
+                    source_id=self.sid,
+                    locator=locator,
+                    datasheet_id=ds_id,
+                    kind="other",
+                    name="Transport",
+                    parameter=None,
+                    text=transport,
+                )
+            )
+        damaged_w = clean_line(v.get("damaged_w", ""))
+        damaged = self.html(v.get("damaged_description", ""))
+        if damaged_w or damaged:
+            out.append(
+                Ability(
+                    source_id=self.sid,
+                    locator=locator,
+                    datasheet_id=ds_id,
+                    kind="other",
+                    name="Damaged",
+                    parameter=damaged_w or None,
+                    text=damaged or None,
+                )
+            )
+        leader = "\n".join(
+            t
+            for t in (self.html(v.get("leader_head", "")), self.html(v.get("leader_footer", "")))
+            if t
+        )
+        if leader:
+            out.append(
+                Ability(
+                    source_id=self.sid,
+                    locator=locator,
+                    datasheet_id=ds_id,
+                    kind="other",
+                    name="Leader",
+                    parameter=None,
+                    text=leader,
+                )
+            )
+        flags: list[Record] = []
+        for ability in out:
+            self.claim(ability, locator)
+            flags += self.markup_flags(
+                "Datasheets",
+                row.line,
+                "abilities",
+                f"{ds_id}|other|{getattr(ability, 'name')}",
+                getattr(ability, "text") or "",
+            )
+        return out + flags
+
+    def unit_composition(self, row: Row) -> list[Record]:
+        v = row.values
+        wid = v["datasheet_id"].strip()
+        ds_id = self.datasheet(wid)
+        line = _int(v["line"], "line")
+        html = v["description"]
+        # Keyword spans at the end of the line (``– <span class="kwb">EPIC</span> ...``) are
+        # the unit's keywords; the dash before them separates them from the model name.
+        cut = _KEYWORD_SPAN.search(html)
+        model_html, keyword_html = (html[: cut.start()], html[cut.start() :]) if cut else (html, "")
+        text = self.html(html)
+        model_text = self.html(model_html).rstrip()
+        model_text = re.sub(r"\s*[–—-]\s*$", "", model_text) if cut else model_text
+        first = model_text.split("\n")[0].strip()
+        out: list[Record] = []
+        flag = lambda code, detail: self.flag(  # noqa: E731
+            "Datasheets_unit_composition",
+            row.line,
+            "unit_composition",
+            f"{ds_id}|{line}",
+            code,
+            detail,
+        )
+        m = _COMPOSITION.fullmatch(first)
+        low = high = None
+        name = ""
+        if m and not _MULTI_MODEL.search(re.sub(r"\([^)]*\)", "", m.group("name"))):
+            low = int(m.group("min"))
+            high = int(m.group("max")) if m.group("max") else low
+            name = m.group("name").rstrip(":").strip()
+            if name.endswith("*"):
+                name = name.rstrip("*").strip()
+                out.append(
+                    flag("composition_footnote_marker", f"{first!r}: the '*' refers to a note")
+                )
+        elif m:
+            out.append(
+                flag("composition_multi_model_line", f"{first!r}: several models on one line")
+            )
+            name = first
+        else:
+            out.append(flag("composition_text_line", f"{first!r} is not a model line"))
+        record = UnitComposition(
+            source_id=self.sid,
+            locator=self.locator("Datasheets_unit_composition", row.line),
+            datasheet_id=ds_id,
+            line=line,
+            model_name=name,
+            min_models=low,
+            max_models=high,
+            text=text,
+        )
+        self.claim(record, record.locator)
+        self.composition[wid].append(record)
+        out.insert(0, record)
+        for keyword in self.html(keyword_html).split(","):
+            keyword = clean_line(keyword).upper()
+            if not keyword:
+                continue
+            kw = Keyword(
+                source_id=self.sid,
+                locator=record.locator,
+                datasheet_id=ds_id,
+                keyword=keyword,
+                is_faction_keyword=False,
+            )
+            try:
+                self.claim(kw, kw.locator)
+            except (_Duplicate, _Rejected):
+                continue  # already a keyword of the unit
+            out.append(kw)
+        return out
+
+    def models(self, row: Row) -> list[Record]:
+        v = row.values
+        ds_id = self.datasheet(v["datasheet_id"].strip())
+        line = _int(v["line"], "line")
+        locator = self.locator("Datasheets_models", row.line)
+        entity = f"{ds_id}|{line}"
+        out: list[Record] = []
+        flag = lambda code, detail: self.flag(  # noqa: E731
+            "Datasheets_models", row.line, "model_profiles", entity, code, detail
+        )
+        move_text = clean_line(v["M"]) or None
+        toughness = characteristic_int(v["T"], "T")
+        for column in ("T", "W", "OC"):
+            if v[column].strip().endswith("*"):
+                out.append(flag("starred_characteristic", f"{column}={v[column].strip()!r}"))
+        ld_text = clean_line(v["Ld"])
+        ld = None if ld_text in ("", "-") else leadership(ld_text)
+        invuln, scope, invuln_flags = _invulnerable(
+            v.get("inv_sv", ""), self.html(v.get("inv_sv_descr", ""))
+        )
+        out += [flag(code, detail) for code, detail in invuln_flags]
+        record = ModelProfile(
+            source_id=self.sid,
+            locator=locator,
+            datasheet_id=ds_id,
+            line=line,
+            model_name=clean_line(v["name"]),
+            move_inches=distance(v["M"]),
+            move_text=move_text,
+            toughness=toughness,
+            save=_roll_or_none(v["Sv"]),
+            invulnerable_save=invuln,
+            invulnerable_save_scope=scope,
+            wounds=characteristic_int(v["W"], "W"),
+            leadership=ld,
+            objective_control=characteristic_int(v["OC"], "OC"),
+        )
+        self.claim(record, locator)
+        self.profiled.add(ds_id)
+        return [record, *out]
+
+    def wargear(self, row: Row) -> list[Record]:
+        v = row.values
+        ds_id = self.datasheet(v["datasheet_id"].strip())
+        printed = clean_line(v["name"])
+        if not printed and not v["range"].strip() and not v["type"].strip():
+            raise _Rejected("blank wargear placeholder row")
+        if not printed:
+            raise _Rejected("wargear row without a name")
+        kind = clean_line(v["type"])
+        if kind not in ("Melee", "Ranged"):
+            raise _Rejected(f"unknown weapon type {kind!r} (expected Melee or Ranged)")
+        is_melee = kind == "Melee"
+        weapon, profile = split_profile_name(printed)
+        entity = f"{ds_id}|{weapon}|{'melee' if is_melee else 'ranged'}|{profile}"
+        locator = self.locator("Datasheets_wargear", row.line)
+        flags: list[tuple[str, str]] = []
+        range_text = clean_line(v["range"])
+        if is_melee:
+            range_inches = None
+            if range_text.lower() != "melee":
+                flags.append(("melee_weapon_with_range", f"range={range_text!r}"))
+        elif range_text.upper() in ("N/A", "-", ""):
+            range_inches = None
+            flags.append(("range_not_applicable", f"range={range_text!r}"))
+        else:
+            rng = weapon_range(range_text)
+            if rng.is_melee:
+                raise _Rejected("a Ranged weapon with range Melee")
+            range_inches = rng.inches
+        abilities_text = self.html(v.get("description", ""))
+        parsed = self._abilities.get(abilities_text)
+        if parsed is None:
+            items = split_abilities(_PERIOD_SEPARATOR.sub(",", abilities_text))
+            parsed = self._abilities[abilities_text] = [parse_ability(item) for item in items]
+        torrent = any(a.name == "TORRENT" for a in parsed)
+        sk = skill(v["BS_WS"], torrent=torrent)
+        flags += [(code, f"BS/WS={v['BS_WS'].strip()!r}") for code in sk.flags]
+        if sk.value is None and not torrent:
+            flags.append(("no_hit_roll_without_torrent", f"BS/WS={v['BS_WS'].strip()!r}"))
+        strength_text = clean_line(v["S"])
+        try:
+            strength = characteristic_int(strength_text, "S")
+        except NormaliseError:
+            dice(strength_text)  # a dice expression is a real value: flag it; anything else rejects
+            strength = None
+            flags.append(("strength_not_fixed", f"S={strength_text!r} (a dice roll; not stored)"))
+        ap = armour_penetration(v["AP"])
+        flags += [(code, f"AP={v['AP'].strip()!r}") for code in ap.flags]
+        roll = clean_line(v.get("dice", ""))
+        if roll:
+            flags.append(("profile_chosen_by_roll", f"this profile is used on a D6 roll of {roll}"))
+        record = WeaponProfile(
+            source_id=self.sid,
+            locator=locator,
+            datasheet_id=ds_id,
+            weapon_name=weapon,
+            profile_name=profile,
+            is_melee=is_melee,
+            range_inches=range_inches,
+            attacks=dice(v["A"]),
+            skill=sk.value,
+            strength=strength,
+            armour_penetration=ap.value,
+            damage=dice(v["D"]),
+            abilities_text=abilities_text,
+        )
+        try:
+            self.claim(record, locator)
+        except _Rejected as exc:
+            seen = self._seen[(record.__table__, record.key())]
+            self.result.records.append(
+                self.flag(
+                    "Datasheets_wargear",
+                    row.line,
+                    "weapon_profiles",
+                    entity,
+                    "duplicate_profile_conflict",
+                    f"kept {seen.locator}: {_profile_summary(seen.record)}; "
+                    f"rejected {locator}: {_profile_summary(record)}",
+                )
+            )
+            raise exc
+        out: list[Record] = [record]
+        for position, ability in enumerate(parsed, start=1):
+            out.append(
+                WeaponAbility(
+                    source_id=self.sid,
+                    locator=locator,
+                    datasheet_id=ds_id,
+                    weapon_name=weapon,
+                    profile_name=profile,
+                    is_melee=is_melee,
+                    position=position,
+                    name=ability.name,
+                    target_keyword=ability.target_keyword,
+                    threshold=ability.threshold,
+                    value=ability.value,
+                    raw_text=ability.raw_text,
+                    condition=ability.condition,
+                )
+            )
+            for code in ability.flags:
+                out.append(
+                    self.flag(
+                        "Datasheets_wargear",
+                        row.line,
+                        "weapon_abilities",
+                        f"{entity}|{position}",
+                        code,
+                        f"{ability.raw_text!r}",
+                    )
+                )
+        out += [
+            self.flag("Datasheets_wargear", row.line, "weapon_profiles", entity, c, d)
+            for c, d in flags
+        ]
+        out += self.markup_flags(
+            "Datasheets_wargear", row.line, "weapon_profiles", entity, abilities_text
+        )
+        return out
+
+    def keywords(self, row: Row) -> list[Record]:
+        v = row.values
+        ds_id = self.datasheet(v["datasheet_id"].strip())
+        keyword = clean_line(self.html(v["keyword"])).upper()
+        if not keyword:
+            raise _Rejected("blank keyword")
+        raw_flag = v["is_faction_keyword"].strip()
+        if raw_flag not in BOOLEANS:
+            raise _Rejected(f"is_faction_keyword={raw_flag!r} is neither true nor false")
+        record = Keyword(
+            source_id=self.sid,
+            locator=self.locator("Datasheets_keywords", row.line),
+            datasheet_id=ds_id,
+            keyword=keyword,
+            is_faction_keyword=BOOLEANS[raw_flag],
+        )
+        out: list[Record] = []
+        model = clean_line(v.get("model", "")).upper()
+        if model not in WHOLE_UNIT_MODELS:
+            out.append(
+                self.flag(
+                    "Datasheets_keywords",
+                    row.line,
+                    "keywords",
+                    f"{ds_id}|{keyword}",
+                    "model_specific_keyword",
+                    f"{keyword} applies to: {model}",
+                )
+            )
+        try:
+            self.claim(record, record.locator)
+        except _Duplicate:
+            self.result.records.extend(out)  # the model note stays, the row is a duplicate
+            raise
+        if record.is_faction_keyword:
+            self.faction_keyword_seen.add(ds_id)
+        return [record, *out]
+
+    def datasheet_checks(self) -> None:
+        """Flag loaded datasheets with no faction keyword or no model profile."""
+        for record in list(self.result.records):
+            if not isinstance(record, Datasheet):
+                continue
+            if (
+                "Datasheets_keywords" in self.tables
+                and record.datasheet_id not in self.faction_keyword_seen
+            ):
+                line = int(record.locator.rsplit(" ", 1)[1])
+                self.result.records.append(
+                    self.flag(
+                        "Datasheets",
+                        line,
+                        "datasheets",
+                        record.datasheet_id,
+                        "missing_faction_keyword",
+                        "no faction keyword in Datasheets_keywords.csv",
+                    )
+                )
+            if "Datasheets_models" in self.tables and record.datasheet_id not in self.profiled:
+                line = int(record.locator.rsplit(" ", 1)[1])
+                self.result.records.append(
+                    self.flag(
+                        "Datasheets",
+                        line,
+                        "datasheets",
+                        record.datasheet_id,
+                        "no_model_profile",
+                        "no row in Datasheets_models.csv",
+                    )
+                )
+
+    def datasheet_abilities(self, row: Row) -> list[Record]:
+        v = row.values
+        ds_id = self.datasheet(v["datasheet_id"].strip())
+        label = clean_line(v["type"])
+        kind = ABILITY_KINDS.get(label)
+        if kind is None:
+            raise _Rejected(f"unknown ability type {label!r} (known: {', '.join(ABILITY_KINDS)})")
+        ability_wid = clean_line(v.get("ability_id", ""))
+        name = clean_line(self.html(v.get("name", "")))
+        if ability_wid:
+            if ability_wid not in self.ability_names:
+                raise _Rejected(f"ability {ability_wid} is not in Abilities.csv")
+            name = name or self.ability_names[ability_wid]
+        if not name:
+            raise _Rejected("ability without a name")
+        locator = self.locator("Datasheets_abilities", row.line)
+        text = self.text_or_none(v.get("description", ""))
+        record = Ability(
+            source_id=self.sid,
+            locator=locator,
+            datasheet_id=ds_id,
+            kind=kind,  # type: ignore[arg-type]
+            name=name,
+            parameter=clean_line(v.get("parameter", "")) or None,
+            text=text,
+        )
+        self.claim(record, locator)
+        out: list[Record] = [record]
+        model = clean_line(v.get("model", ""))
+        if model:
+            out.append(
+                self.flag(
+                    "Datasheets_abilities",
+                    row.line,
+                    "abilities",
+                    f"{ds_id}|{kind}|{name}",
+                    "model_specific_ability",
+                    f"{name} applies to: {model}",
+                )
+            )
+        out += self.markup_flags(
+            "Datasheets_abilities", row.line, "abilities", f"{ds_id}|{kind}|{name}", text or ""
+        )
+        return out
+
+    def leaders(self, row: Row) -> list[Record]:
+        v = row.values
+        leader, bodyguard = v["leader_id"].strip(), v["attached_id"].strip()
+        record = LeaderLink(
+            source_id=self.sid,
+            locator=self.locator("Datasheets_leader", row.line),
+            leader_datasheet_id=self.datasheet(leader),
+            bodyguard_datasheet_id=self.datasheet(bodyguard),
+            leader_name=self.datasheet_names[leader],
+            bodyguard_name=self.datasheet_names[bodyguard],
+        )
+        self.claim(record, record.locator)
+        return [record]
+
+    def options(self, row: Row) -> list[Record]:
+        v = row.values
+        text = self.html(v["description"])
+        if not text:
+            raise _Rejected("wargear option without text")
+        record = WargearOption(
+            source_id=self.sid,
+            locator=self.locator("Datasheets_options", row.line),
+            datasheet_id=self.datasheet(v["datasheet_id"].strip()),
+            line=_int(v["line"], "line"),
+            text=text,
+            is_footnote=v.get("button", "").strip() == "*",
+        )
+        self.claim(record, record.locator)
+        return [record]
+
+    def models_cost(self, row: Row) -> list[Record]:
+        v = row.values
+        cost_text = clean_line(v["cost"])
+        m = re.fullmatch(r"(\+?)(\d+)", cost_text)
+        if not m:
+            raise _Rejected(f"not a points cost: {cost_text!r}")
+        record = UnitCost(
+            source_id=self.sid,
+            locator=self.locator("Datasheets_models_cost", row.line),
+            datasheet_id=self.datasheet(v["datasheet_id"].strip()),
+            line=_int(v["line"], "line"),
+            description=self.html(v["description"]),
+            cost_points=int(m.group(2)),
+            is_addon=m.group(1) == "+",
+        )
+        self.claim(record, record.locator)
+        return [record]
+
+    # ---- stratagems and enhancements -------------------------------------------------------
+
+    def stratagems(self, row: Row) -> list[Record]:
+        v = row.values
+        wid, name = clean_line(v["id"]), clean_line(self.html(v["name"]))
+        if not wid or not name:
+            raise _Rejected("stratagem row without id or name")
+        locator = self.locator("Stratagems", row.line)
+        printed_type = clean_line(v["type"])
+        m = _STRATAGEM_TYPE.fullmatch(printed_type)
+        text = self.html(v["description"])
+        if not (m or printed_type.endswith("Stratagem")):
+            # Not a stratagem (e.g. "Datasheet Ability", or the Aeldari Agile Manoeuvres with an
+            # empty type): its text is kept as a rule wording, never as a stratagem.
+            if not text:
+                raise _Rejected(f"not a stratagem (type {printed_type!r}) and no text")
+            self.stratagem_routed[wid] = printed_type
+            record = RuleText(
+                source_id=self.sid,
+                locator=locator,
+                rule_key=slug(name),
+                title=name,
+                section=None,
+                edition=self.edition,
+                game_mode=None,
+                effective_date=None,
+                text=text,
+            )
+            return [
+                record,
+                self.flag(
+                    "Stratagems",
+                    row.line,
+                    "rule_texts",
+                    slug(name),
+                    "not_a_stratagem",
+                    f"Stratagems.csv row {wid} has type {printed_type!r}; loaded as a rule text",
+                ),
+            ]
+        type_group = m.group("group").strip() if m else ""
+        strat_type = m.group("type").strip() if m else printed_type
+        detachment = clean_line(v.get("detachment", ""))
+        group = detachment or STRATAGEM_GROUP_ALIASES.get(type_group, type_group)
+        stratagem_id = self._wid(wid)
+        out: list[Record] = []
+        flag = lambda code, detail: self.flag(
+            "Stratagems", row.line, "stratagems", stratagem_id, code, detail
+        )  # noqa: E731
+        if not group:
+            group = "Core"
+            out.append(
+                flag("stratagem_group_assumed", "no group in the type and no detachment: Core")
+            )
+        elif detachment and type_group:
+            a, b = slug(detachment), slug(type_group)
+            if a not in b and b not in a:
+                out.append(
+                    flag(
+                        "stratagem_group_differs",
+                        f"type says {type_group!r}, detachment column says {detachment!r}",
+                    )
+                )
+        cp_text = clean_line(v.get("cp_cost", ""))
+        if cp_text and not cp_text.isdigit():
+            raise _Rejected(f"not a CP cost: {cp_text!r}")
+        if not cp_text:
+            out.append(flag("cp_cost_missing", "empty cp_cost"))
+        sections, before = _stratagem_sections(text)
+        if before:
+            out.append(flag("stratagem_text_before_when", before))
+        for label, fieldname in STRATAGEM_SECTIONS.items():
+            if fieldname != "restrictions" and not sections.get(fieldname):
+                out.append(flag("stratagem_section_missing", f"no {label}: section"))
+        record = Stratagem(
+            source_id=self.sid,
+            locator=locator,
+            stratagem_id=stratagem_id,
+            name=name,
+            cp_cost=int(cp_text) if cp_text else None,
+            group=group,
+            type=strat_type,
+            edition=self.edition,
+            legend=self.text_or_none(v.get("legend", "")),
+            when=sections.get("when"),
+            target=sections.get("target"),
+            effect=sections.get("effect"),
+            restrictions=sections.get("restrictions"),
+        )
+        self.claim(record, locator)
+        self.stratagem_ids[wid] = stratagem_id
+        out += self.markup_flags("Stratagems", row.line, "stratagems", stratagem_id, text)
+        return [record, *out]
+
+    def datasheet_stratagems(self, row: Row) -> list[Record]:
+        v = row.values
+        ds_id = self.datasheet(v["datasheet_id"].strip())
+        wid = v["stratagem_id"].strip()
+        stratagem_id = self.stratagem_ids.get(wid)
+        if stratagem_id is None:
+            if wid in self.stratagem_routed:
+                raise _Rejected(
+                    f"stratagem {wid} is not a stratagem (type {self.stratagem_routed[wid]!r})"
+                )
+            raise _Rejected(f"orphan: stratagem {wid} is not in Stratagems.csv")
+        record = DatasheetStratagem(
+            source_id=self.sid,
+            locator=f"Datasheets_stratagems.csv line {row.line}",
+            datasheet_id=ds_id,
+            stratagem_id=stratagem_id,
+        )
+        self.claim(record, record.locator, ("datasheet_stratagems", (ds_id, stratagem_id)))
+        return [record]
+
+    def enhancements(self, row: Row) -> list[Record]:
+        v = row.values
+        wid, name = clean_line(v["id"]), clean_line(self.html(v["name"]))
+        if not wid or not name:
+            raise _Rejected("enhancement row without id or name")
+        cost_text = clean_line(v["cost"])
+        m = re.fullmatch(r"(\+?)(\d+)", cost_text)
+        if cost_text and not m:
+            raise _Rejected(f"not a points cost: {cost_text!r}")
+        enhancement_id = self._wid(wid)
+        text = self.html(v["description"])
+        record = Enhancement(
+            source_id=self.sid,
+            locator=self.locator("Enhancements", row.line),
+            enhancement_id=enhancement_id,
+            name=name,
+            detachment=clean_line(v.get("detachment", "")) or None,
+            is_default=None,
+            cost_points=int(m.group(2)) if m else None,
+            legend=self.text_or_none(v.get("legend", "")),
+            text=text,
+        )
+        self.claim(record, record.locator)
+        self.enhancement_ids[wid] = enhancement_id
+        out: list[Record] = [record]
+        if m and m.group(1) == "+":
+            out.append(
+                self.flag(
+                    "Enhancements",
+                    row.line,
+                    "enhancements",
+                    enhancement_id,
+                    "addon_cost",
+                    f"cost printed as {cost_text!r}",
+                )
+            )
+        out += self.markup_flags("Enhancements", row.line, "enhancements", enhancement_id, text)
+        return out
+
+    def datasheet_enhancements(self, row: Row) -> list[Record]:
+        v = row.values
+        ds_id = self.datasheet(v["datasheet_id"].strip())
+        wid = v["enhancement_id"].strip()
+        if wid not in self.enhancement_ids:
+            raise _Rejected(f"orphan: enhancement {wid} is not in Enhancements.csv")
+        record = DatasheetEnhancement(
+            source_id=self.sid,
+            locator=self.locator("Datasheets_enhancements", row.line),
+            datasheet_id=ds_id,
+            enhancement_id=self.enhancement_ids[wid],
+        )
+        self.claim(record, record.locator)
+        return [record]
+
+    def datasheet_detachment_abilities(self, row: Row) -> list[Record]:
+        v = row.values
+        ds_id = self.datasheet(v["datasheet_id"].strip())
+        wid = v["detachment_ability_id"].strip()
+        if wid not in self.detachment_ability_ids:
+            raise _Rejected(f"orphan: detachment ability {wid} is not in Detachment_abilities.csv")
+        record = DatasheetDetachmentAbility(
+            source_id=self.sid,
+            locator=self.locator("Datasheets_detachment_abilities", row.line),
+            datasheet_id=ds_id,
+            detachment_ability_id=self.detachment_ability_ids[wid],
+        )
+        self.claim(record, record.locator)
+        return [record]
+
+    # ---- helpers ---------------------------------------------------------------------------
+
+    def _wid(self, wid: str) -> str:
+        """A Wahapedia id made unique across editions: ``10e/wahapedia/000009218006``."""
+        return f"{self.prefix}/wahapedia/{wid}"
+
+    def _faction(self, wid: str) -> str | None:
+        wid = clean_line(wid)
+        if not wid:
+            return None
+        return self.faction_slug.get(wid, wid)
+
+    def markup_flags(
+        self, table: str, line: int, record_table: str, entity: str, text: str
+    ) -> list[Record]:
+        """A ``markup_left_in_text`` flag when cleaned text still holds tags (escaped HTML)."""
+        if _MARKUP.search(text):
+            return [
+                self.flag(
+                    table,
+                    line,
+                    record_table,
+                    entity,
+                    "markup_left_in_text",
+                    _MARKUP.search(text).group(0)[:80],
+                )
+            ]  # type: ignore[union-attr]
+        return []
+
+
+# --------------------------------------------------------------------------------------------
+# Pure helpers.
+# --------------------------------------------------------------------------------------------
+
+_LOADOUT = re.compile(
+    r"^(?P<models>.+?)\s+(?:is|are)(?:\s+(?:both|additionally))?\s+equipped\s+with:\s*"
+    r"(?P<equipment>.*)$"
+)
+_KEYWORD_SPAN = re.compile(r"<span[^>]*class=\"[^\"]*\bkwbu?\b[^\"]*\"|<ky>", re.IGNORECASE)
+_COMPOSITION = re.compile(r"(?P<min>\d+)(?:\s*-\s*(?P<max>\d+))?\s+(?P<name>\S.*)")
+_MULTI_MODEL = re.compile(r"(?:,|\band\b)\s+\d+\s")
+_PROFILE = re.compile(r"^(?P<weapon>.*\S)\s+[-–—]\s+(?P<profile>\S.*)$")
+_PERIOD_SEPARATOR = re.compile(r"\.(?=\s|$)")
+_STRATAGEM_TYPE = re.compile(r"(?P<group>.+?)\s+[–—-]\s+(?P<type>.+\bStratagem)")
+_STRATAGEM_LABEL = re.compile(r"(?<![A-Za-z])(WHEN|TARGET|EFFECT|RESTRICTIONS):\s*")
+_MARKUP = re.compile(r"<\s*/?\s*[A-Za-z][^>]*>?")
+
+
+def split_profile_name(printed: str) -> tuple[str, str]:
+    """Split a printed weapon name into (weapon name, profile name); ``➤`` is dropped.
+
+    The profile is the part after the last `` - `` / `` – `` (spaces around the dash; a hyphen
+    inside a word such as ``Kombi-rokkit`` never splits).
+
+    >>> split_profile_name("➤ Plasma storm battery - standard")
+    ('Plasma storm battery', 'standard')
+    >>> split_profile_name("Bubblechukka – big bubble"), split_profile_name("Kombi-weapon")
+    (('Bubblechukka', 'big bubble'), ('Kombi-weapon', ''))
+    """
+    name = clean_line(printed.replace("➤", " "))
+    m = _PROFILE.match(name)
+    if not m:
+        return name, ""
+    return m.group("weapon").strip(), m.group("profile").strip()
+
+
+def _stratagem_sections(text: str) -> tuple[dict[str, str], str]:
+    """Split a stratagem's clean text at its ``WHEN:`` / ``TARGET:`` / ... labels.
+
+    Returns the sections by field name and the text before the first label.
+
+    >>> _stratagem_sections("WHEN: Your Shooting phase.\\nEFFECT: Re-roll 1s.")
+    ({'when': 'Your Shooting phase.', 'effect': 'Re-roll 1s.'}, '')
+    """
+    parts = _STRATAGEM_LABEL.split(text)
+    before = parts[0].strip()
+    sections: dict[str, str] = {}
+    for label, body in zip(parts[1::2], parts[2::2]):
+        fieldname = STRATAGEM_SECTIONS[label]
+        body = body.strip()
+        sections[fieldname] = f"{sections[fieldname]}\n{body}" if fieldname in sections else body
+    return sections, before
+
+
+def _invulnerable(value: str, note: str) -> tuple[int | None, str | None, list[tuple[str, str]]]:
+    """An invulnerable save with Wahapedia's ``inv_sv_descr`` note -> (value, scope, flags).
+
+    The note restricts the save (``* Against ranged attacks only``, ``* Traitor Enforcer model
+    only.``) unless it names another roll target (``* 4+ against melee attacks`` on a 6+ save is
+    an improvement, the 6+ stays unconditional) or is about re-rolls. Every note is also kept as
+    an ``invulnerable_save_note`` flag.
+
+    >>> _invulnerable("4*", "Against ranged attacks only")[:2]
+    (4, 'ranged')
+    >>> _invulnerable("6", "* 4+ against melee attacks")[:2]
+    (6, None)
+    >>> _invulnerable("3+*", "* Ranged attacks only")[:2], _invulnerable("-", "")[:2]
+    ((3, 'ranged'), (None, None))
+    """
+    v = clean_line(value)
+    note = clean_line(note.replace("\n", " "))
+    if not note:
+        save = invulnerable_save(v)
+        return save.value, save.scope, []
+    flags = [("invulnerable_save_note", note)]
+    base = v.rstrip("*").strip()
+    if base in ("", "-"):
+        return None, None, flags + [("invulnerable_note_without_save", note)]
+    stated = {int(x) for x in re.findall(r"(\d)\+", note)}
+    target = roll_target(base)
+    if "re-roll" in note.lower() or (stated and stated != {target}):
+        save = invulnerable_save(base)
+    else:
+        save = invulnerable_save(base + "*", note)
+    return save.value, save.scope, flags
+
+
+def _strip_ability_box(fragment: str) -> str:
+    """Drop the title and fluff paragraph of an Abilities.csv core-ability box (kept elsewhere)."""
+    fragment = re.sub(r'<div class="abName">.*?</div>', "", fragment)
+    return re.sub(r'<p[^>]*class="[^"]*ShowFluff[^"]*"[^>]*>.*?</p>', "", fragment)
+
+
+def _roll_or_none(text: str) -> int | None:
+    t = clean_line(text)
+    if t in ("", "-"):
+        return None
+    return roll_target(t)
+
+
+def _int(text: str, name: str) -> int:
+    t = text.strip()
+    if not t.isdigit():
+        raise _Rejected(f"{name} is not a whole number: {t!r}")
+    return int(t)
+
+
+def _rename_columns(table: Table, aliases: dict[str, str]) -> Table:
+    if not any(c in aliases for c in table.columns):
+        return table
+    columns = tuple(aliases.get(c, c) for c in table.columns)
+    rows = [
+        Row(r.line, {aliases.get(k, k): val for k, val in r.values.items()}, r.raw)
+        for r in table.rows
+    ]
+    return Table(name=table.name, columns=columns, rows=rows, bad_rows=table.bad_rows)
+
+
+def _key_getter(cls: type[Record]) -> Callable[[Record], tuple]:
+    """A fast ``record.key()`` for one record class (same tuple)."""
+    names = cls.__key__
+    if len(names) == 1:
+        get_one = operator.attrgetter(names[0])
+        return lambda record: (get_one(record),)
+    return operator.attrgetter(*names)  # type: ignore[return-value]
+
+
+def _content(record: Record) -> dict:
+    return record.model_dump(exclude={"source_id", "locator"})
+
+
+def _key_text(record: Record) -> str:
+    return "(" + ", ".join(repr(x) for x in record.key()) + ")"
+
+
+def _differences(a: Record, b: Record) -> str:
+    ca, cb = _content(a), _content(b)
+    diffs = [f"{k}: {_show(ca[k])} vs {_show(cb[k])}" for k in ca if ca[k] != cb.get(k)]
+    return "; ".join(diffs)
+
+
+def _show(value: object) -> str:
+    if isinstance(value, dict) and "text" in value:
+        return repr(value["text"])
+    return repr(value)
+
+
+def _profile_summary(p: WeaponProfile) -> str:
+    rng = "Melee" if p.is_melee else (f'{p.range_inches}"' if p.range_inches is not None else "N/A")
+    skill_text = f"{p.skill}+" if p.skill is not None else "N/A"
+    return (
+        f"{rng} A{p.attacks.text} {'WS' if p.is_melee else 'BS'}{skill_text} S{p.strength} "
+        f"AP{p.armour_penetration} D{p.damage.text} [{p.abilities_text}]"
+    )
+
+
+def _validation_reason(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    where = ".".join(str(x) for x in err["loc"])
+    return f"invalid {where}: {err['msg']} (got {err.get('input')!r})"
