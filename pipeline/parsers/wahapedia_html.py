@@ -24,14 +24,21 @@ scripts, site navigation, rules tooltips and all). Output, per ``div.dsOuterFram
   ``LED BY`` (``This unit can be led by the following units:``). The linked datasheet's id is
   built like this page's (faction from the link's URL, name slug from the link text); the linked
   name is kept in the locator (``leader_links`` has no name column).
+- ``WargearOption`` per item of the ``WARGEAR OPTIONS`` list (``<li>``; a nested list of choices
+  is one line per choice in the text) and per note under it (``div.dsOptionsComment``:
+  ``is_footnote``, text kept with its ``*``), numbered from 1 in page order, as the export's
+  Datasheets_options rows are;
+- ``UnitCost`` per row of the points table (the ``dsAbility`` box with ``div.PriceTag``):
+  ``10 models`` | ``65`` -> description ``10 models``, ``cost_points`` 65; a ``+55`` price is
+  an add-on (``is_addon``). Numbered from 1 in page order, as Datasheets_models_cost is.
 
 Content with no column or table in ``schemas/records.py`` is kept as a ``Reject`` whose reason
-names the missing column: points (``unit_costs``), wargear options (``wargear_options``), base
-sizes, the publication line (``Faction Pack. Tyranids (10th edition, version 1.0)``), notes under
-the unit composition or the leader list. The site's own cross-references under the datasheet
-(``STRATAGEMS``, ``DETACHMENT ABILITY``, ``ENHANCEMENTS`` lists) and the narrow-layout copy of
-each weapon name row are counted in ``result.boilerplate``. Anything else inside the frame that
-no rule here recognises is a ``Reject`` ("unrecognised ..."), never dropped.
+names the missing column: base sizes, the publication line (``Faction Pack. Tyranids (10th
+edition, version 1.0)``), notes under the unit composition or the leader list. The site's own
+cross-references under the datasheet (``STRATAGEMS``, ``DETACHMENT ABILITY``, ``ENHANCEMENTS``
+lists) and the narrow-layout copy of each weapon name row are counted in ``result.boilerplate``.
+Anything else inside the frame that no rule here recognises is a ``Reject`` ("unrecognised
+..."), never dropped.
 
 A page without ``div.dsOuterFrame`` (a faction page) gives a single ``Reject`` and no records.
 
@@ -82,7 +89,9 @@ from schemas.records import (
     Reject,
     Source,
     UnitComposition,
+    UnitCost,
     WargearLoadout,
+    WargearOption,
     WeaponAbility,
     WeaponProfile,
 )
@@ -161,6 +170,7 @@ _PROFILE_SPLIT = re.compile(r"\s[–—-]\s")
 _COMPOSITION_PART = re.compile(r"^(?P<min>\d+)(?:\s*[-–]\s*(?P<max>\d+))?\s+(?P<name>\S.*)$")
 _KEYWORD_TAG = re.compile(r"\s+[–—-]\s+[A-Z][A-Z '’\-]*$")
 _EQUIPPED = re.compile(r"^(?P<models>.+?)\s+(?:is|are)\s+equipped\s+with:?$", re.IGNORECASE)
+_PRICE = re.compile(r"^(?P<addon>\+?)\s*(?P<points>\d+)(?:\s*(?:pts|points))?$", re.IGNORECASE)
 _DAMAGED = re.compile(r"^damaged\s*:\s*(?P<param>.*?)\s*(?:wounds?\s+remaining)?$", re.IGNORECASE)
 
 
@@ -476,6 +486,8 @@ class _Sheet:
         self.composition_groups: list[tuple[int, int]] = []
         self.composition_ok = True
         self.alternatives = False
+        self.option_line = 0  # last WargearOption.line of this datasheet
+        self.cost_line = 0  # last UnitCost.line of this datasheet
 
     # records ---------------------------------------------------------------------------------
 
@@ -1016,21 +1028,31 @@ class _Sheet:
                 )
 
     def _wargear_option(self, item: Tag) -> None:
+        """One element of the WARGEAR OPTIONS section: a list of options or a note under it."""
         if item.name == "ul":
             for li in item.find_all("li", recursive=False):
-                self.out.reject(
-                    "wargear_options",
-                    f"{_line(li)}: wargear option",
-                    block_text(li.decode_contents()),
-                    "wargear options have no table (proposed: wargear_options)",
-                )
-        elif text_of(item):
-            self.out.reject(
-                "wargear_options",
-                f"{_line(item)}: wargear options note",
-                block_text(item.decode_contents()),
-                "wargear options have no table (proposed: wargear_options)",
+                self._option_line(li, footnote=False)
+        elif "dsOptionsComment" in classes(item):
+            self._option_line(item, footnote=True)
+        else:
+            self._unrecognised(item, "wargear_options", "element in section 'WARGEAR OPTIONS'")
+
+    def _option_line(self, item: Tag, footnote: bool) -> None:
+        text = block_text(item.decode_contents())
+        if not text:
+            return  # an empty list item or note: nothing printed
+        self.option_line += 1
+        what = "wargear options footnote" if footnote else "wargear option"
+        self.out.add(
+            WargearOption(
+                **self._p(),
+                locator=f"{_line(item)}: {what} {self.option_line}",
+                datasheet_id=self.ds_id,
+                line=self.option_line,
+                text=text,
+                is_footnote=footnote,
             )
+        )
 
     # abilities ---------------------------------------------------------------------------------
 
@@ -1202,16 +1224,41 @@ class _Sheet:
         return line
 
     def _costs(self, box: Tag) -> None:
+        """The points table: one ``UnitCost`` per row (``10 models`` | ``PriceTag 65``)."""
         for row in box.find_all("tr"):
             cells = row.find_all("td", recursive=False)
             printed = " | ".join(text_of(c) for c in cells if text_of(c))
-            if printed:
+            if not printed:
+                continue
+            prices = [c for c in cells if c.find("div", class_="PriceTag") is not None]
+            described = [c for c in cells if all(c is not p for p in prices) and text_of(c)]
+            if len(prices) != 1 or not described:
                 self.out.reject(
                     "unit_costs",
                     f"{_line(row)}: points",
                     printed,
-                    "points have no table (proposed: unit_costs)",
+                    "points row is not one description and one price",
                 )
+                continue
+            price = text_of(prices[0])
+            m = _PRICE.match(price)
+            if not m:
+                self.out.reject(
+                    "unit_costs", f"{_line(row)}: points", printed, f"not a points cost: {price!r}"
+                )
+                continue
+            self.cost_line += 1
+            self.out.add(
+                UnitCost(
+                    **self._p(),
+                    locator=f"{_line(row)}: points line {self.cost_line}",
+                    datasheet_id=self.ds_id,
+                    line=self.cost_line,
+                    description="\n".join(block_text(c.decode_contents()) for c in described),
+                    cost_points=int(m.group("points")),
+                    is_addon=bool(m.group("addon")),
+                )
+            )
 
     # leaders -------------------------------------------------------------------------------------
 
