@@ -16,6 +16,9 @@ import sqlalchemy as sa
 from schemas.records import Record
 from schemas.tables import TABLES, metadata, row_of
 
+#: Views over the tables, created after the load (``db/views.sql``).
+VIEWS_FILE = Path(__file__).resolve().parent.parent / "db" / "views.sql"
+
 _ARROW_TYPES = {
     sa.String: pa.string(),
     sa.Integer: pa.int64(),
@@ -56,6 +59,12 @@ def load_database(records: list[Record], db_path: Path) -> dict[str, int]:
                 duck.register("_batch", batch)
                 duck.execute(f'INSERT INTO "{name}" SELECT * FROM _batch')
                 duck.unregister("_batch")
+        with engine.begin() as conn:
+            for statement in VIEWS_FILE.read_text(encoding="utf-8").split(";\n"):
+                if statement.strip() and not all(
+                    line.strip().startswith("--") or not line.strip() for line in statement.splitlines()
+                ):
+                    conn.execute(sa.text(statement))
         with engine.begin() as conn:
             conn.execute(sa.text("CHECKPOINT"))
     finally:
