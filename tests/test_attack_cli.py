@@ -80,3 +80,27 @@ def test_cli_attack_table_and_errors(db):
     assert out.returncode == 1 and out.stderr.startswith("Error: ") and "Q9" in out.stderr
     out = wh40k("attack", "Arco-flagellants", "--target", "MEQ", "--db", str(db))
     assert out.returncode == 1 and "no ranged weapons" in out.stderr
+
+
+def test_eleventh_edition_cover_worsens_bs_and_explain_names_the_rule(db):
+    ten = attack(AttackRequest(attacker="Battle Sisters Squad", target="MEQ", weapons=("boltgun",),
+                               context=Context(cover=True)), db)
+    eleven = attack(AttackRequest(attacker="Battle Sisters Squad", target="MEQ", weapons=("boltgun",),
+                                  context=Context(cover=True), edition=11), db)
+    # 10th: 7 attacks, hit 2/3, wound 1/2, Sv3+ vs AP0 gets no cover: 1/3 unsaved
+    assert ten.result.unsaved.mean == pytest.approx(7 * Fraction(2, 3) * Fraction(1, 2) * Fraction(1, 3), abs=1e-12)
+    # 11th: BS3+ worsened to 4+: hit 1/2; the save is not improved
+    assert eleven.result.unsaved.mean == pytest.approx(7 * Fraction(1, 2) * Fraction(1, 2) * Fraction(1, 3), abs=1e-12)
+    cover = [e for e in eleven.explained if e.rule_key == "benefit-of-cover"]
+    assert cover and cover[0].section == "13.08" and cover[0].source_id == "wahapedia-11e-rules-astra-militarum"
+    assert "4+" in cover[0].summary
+
+
+def test_cli_attack_edition_11_explain(db):
+    out = wh40k("attack", "Battle Sisters Squad", "--weapon", "boltgun", "--target", "MEQ", "--cover",
+                "--edition", "11", "--explain", "--db", str(db), "--format", "json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    keys = [e["rule_key"] for e in data["explain"]]
+    assert "benefit-of-cover" in keys and "hit-roll" in keys
+    assert data["hits"]["mean"] == pytest.approx(3.5, abs=1e-12)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from enum import Enum
 from pathlib import Path
 from typing import List, Optional
@@ -48,13 +49,25 @@ def outcome_as_dict(outcome: AttackOutcome) -> dict:
         for w in outcome.weapons
     ]
     t = outcome.target
+    data["explain"] = [dataclasses.asdict(e) for e in outcome.explained]
     data["target"] = {"name": t.name, "toughness": t.toughness, "save": t.save, "wounds": t.wounds,
                       "models": t.models, "invulnerable_save": t.invulnerable_save,
                       "feel_no_pain": t.feel_no_pain, "keywords": sorted(t.keywords)}
     return data
 
 
-def _render(outcome: AttackOutcome) -> None:
+def _render_explain(outcome: AttackOutcome, console: Console) -> None:
+    table = Table(title="Steps and the rules applied", title_justify="left", show_lines=False)
+    for col in ("rule", "edition / section", "source", "what it did"):
+        table.add_column(col, overflow="fold")
+    for e in outcome.explained:
+        where = f"{e.edition}e" + (f" {e.section}" if e.section else "")
+        source = f"{e.source_id}, {e.locator}" if e.source_id else "(wording not in the database)"
+        table.add_row(e.title or e.rule_key, where, source, e.summary)
+    console.print(table)
+
+
+def _render(outcome: AttackOutcome, explain: bool = False) -> None:
     console = Console(width=120)
     r = outcome.result
     t = outcome.target
@@ -87,9 +100,11 @@ def _render(outcome: AttackOutcome) -> None:
     console.print(hist)
     console.print(f"P(target unit destroyed) = {r.target_destroyed:.4f}")
     if r.hazardous_mortal_wounds:
-        console.print(f"Hazardous: expected failed Hazardous tests of the attacker = {r.hazardous_mortal_wounds:.4f}")
-    for k, v in getattr(r, "choices", {}).items():
+        console.print(f"Hazardous: expected mortal wounds suffered by the attacker = {r.hazardous_mortal_wounds:.4f}")
+    for k, v in r.choices.items():
         console.print(f"choice: {k} = {v}")
+    if explain:
+        _render_explain(outcome, console)
 
 
 @app.command("attack")
@@ -114,12 +129,14 @@ def attack_command(
     crit_hit_on: int = typer.Option(6, "--crit-hits-on", help="Unmodified hit roll that is a Critical Hit."),
     fnp: Optional[int] = typer.Option(None, "--fnp", help="Target's Feel No Pain (e.g. 5 for 5+)."),
     damage_reduction: Optional[ReductionChoice] = typer.Option(None, "--damage-reduction", help="1 or half."),
+    edition: int = typer.Option(10, "--edition", help="Rules edition: 10 or 11."),
+    explain: bool = typer.Option(False, "--explain", help="List each step with the rule text it applied."),
     db: Path = typer.Option(query.DEFAULT_DB, "--db", help="Database file."),
     fmt: AttackFormat = typer.Option(AttackFormat.table, "--format", "-f", help="table or json."),
 ) -> None:
-    """Exact distributions of hits, wounds, damage and models destroyed (10th edition).
+    """Exact distributions of hits, wounds, damage and models destroyed (10th or 11th edition).
 
-    Example: wh40k attack "Battle Sisters Squad" --target MEQ --half-range
+    Example: wh40k attack "Battle Sisters Squad" --target MEQ --half-range --edition 11 --explain
     """
     context = Context(
         half_range=half_range, stationary=stationary, charged=charged, cover=cover, overwatch=overwatch,
@@ -130,10 +147,10 @@ def attack_command(
     )
     request = AttackRequest(
         attacker=attacker, target=target, phase=phase.value, weapons=tuple(weapon), models=models,
-        target_models=target_models, feel_no_pain=fnp, context=context,
+        target_models=target_models, feel_no_pain=fnp, context=context, edition=edition,
     )
     outcome = attack(request, db)
     if fmt is AttackFormat.json:
         print(to_json(outcome_as_dict(outcome)))
     else:
-        _render(outcome)
+        _render(outcome, explain)

@@ -1,19 +1,36 @@
-"""Exact attack resolution: full probability distributions, 10th edition (current wording).
+"""Exact attack resolution: full probability distributions, 10th edition (current wording) and 11th.
 
 ``resolve(weapons, target, context)`` computes, with no sampling, the distribution of every stage
-of an attack by one unit's weapons against one target unit (see ``AttackResult``). Rules
-implemented (Warhammer 40,000 10th edition, Core Rules "Making Attacks", "Weapon Abilities",
-"Benefit of Cover", "Feel No Pain", current wording, as in ``cases/README.md``):
+of an attack by one unit's weapons against one target unit (see ``AttackResult``), under the rules
+of ``context.edition``. Rules implemented (Warhammer 40,000 10th edition, Core Rules "Making
+Attacks", "Weapon Abilities", "Benefit of Cover", "Feel No Pain", current wording, as in
+``cases/README.md``; the 11th-edition differences are marked **11th** and cite the sections of
+the 11th-edition core rules, ``raw/wahapedia-11e-core-rules-astra-militarum-page.txt``):
 
 - Attacks: the Attacks characteristic (a dice expression) of each of ``Weapon.models`` models;
-  RAPID FIRE X adds X per model at half range; BLAST adds ``blast`` per model for every five models
-  in the target unit (rounding down).
+  RAPID FIRE X adds X per model at half range; BLAST adds 1 per model for every five models in
+  the target unit (rounding down), whatever the X of a [BLAST X] profile. **11th** (24.05):
+  [BLAST X] adds X attack dice per five models ([BLAST 2] against 12 models: +4).
 - Hit roll against BS/WS: modifiers are the context's ``hit_modifier``, +1 for HEAVY when the
   attacker Remained Stationary and -1 for a ranged attack against a target with Stealth, capped
   at +1/-1 net. An unmodified 1 fails, an unmodified 6 succeeds, an unmodified
   ``critical_hit_on``+ is a Critical Hit (always a success). Fire Overwatch (``overwatch``): a
   hit only on an unmodified 6 whatever the BS and modifiers, so every hit is a Critical Hit.
   TORRENT (or a skill of None): no hit roll, every attack hits, no Critical Hits.
+  **11th**: the benefit of cover (13.08: ``context.cover``, or Stealth, 24.33, when every model
+  has it; the two are one benefit, not cumulative) applies to ranged attacks without IGNORES
+  COVER (24.18) and worsens the attack's BS by 1: a characteristic change, outside the +/-1 cap
+  of the hit roll modifiers (BS3+ in cover with -1 to hit needs 5+; with +1 it needs 3+). A
+  Critical Hit still hits whatever the BS (Hit Roll table: unmodified 1 fails, then an
+  unmodified Critical Hit result, then ">= BS"), so BS6+ in cover (7+) hits only on Critical
+  Hits. Stealth is not a hit modifier in the 11th edition, and cover does not change the save.
+  PSYCHIC (11th, BSData 11th "Psychic": "you can ignore any or all modifiers to that attack's BS
+  or WS characteristic and any or all modifiers to the hit roll"): the attacker ignores each
+  modifier that would hurt: the cover's BS worsening and a negative ``hit_modifier`` (the
+  context gives other rules' modifiers as one net number, so a negative net is ignored whole);
+  positive modifiers (Heavy, a positive net) are kept. In the 10th edition PSYCHIC is a tag.
+  Snap shooting (15.09, what Fire Overwatch uses in the 11th edition): hits only on an
+  unmodified 6 and hit rolls cannot be re-rolled (``reroll_hits`` is ignored).
 - Re-rolls come before modifiers, at most once per die: ``ones`` re-rolls unmodified 1s,
   ``failed`` re-rolls every roll that fails after modifiers; ``all`` is re-roll failed (re-rolling
   a success is never required; T02 of ``cases/README.md``). A re-rolled 6 is critical.
@@ -21,16 +38,38 @@ implemented (Warhammer 40,000 10th edition, Core Rules "Making Attacks", "Weapon
 - SUSTAINED HITS X (X may be a dice expression, rolled per Critical Hit): extra hits that are
   normal hits, never critical. LETHAL HITS: a Critical Hit wounds automatically; that automatic
   wound is not a Critical Wound (it never triggers Devastating Wounds).
+  **11th** (24.23): wounding automatically is the attacker's choice. The engine takes one policy
+  per weapon (always auto-wound, or always roll to wound) for all its Critical Hits: the forced
+  ``context.lethal_hits_choice`` if set, otherwise the one with the higher expected damage (the
+  ``damage`` stage mean), ties going to auto-wound; it is reported in ``choices``. The damage
+  mean of the unit is the sum of the weapons' means and each weapon's depends only on its own
+  policy, so choosing weapon by weapon gives the best of all 2^k combinations of k weapons, at
+  the cost of 2k evaluations (no cap on k is needed). Declining can pay with DEVASTATING
+  WOUNDS (a Critical Wound is mortal wounds, no save) against a good save.
 - Wound roll: Strength vs Toughness (``wound_roll_target``), modifiers ``wound_modifier`` and +1
   for LANCE when the bearer charged, capped at +1/-1. Unmodified 1 fails, 6 succeeds; unmodified
   ``critical_wound_on``+ is a Critical Wound, and so is an unmodified X+ of an ANTI-KEYWORD X+
-  whose keyword the target has (the lowest threshold applies).
+  whose keyword the target has (all apply: the lowest threshold counts).
+  **11th** (DESIGN: any two Anti abilities are duplicates): one applicable Anti ability applies,
+  picked by the attacker: the engine takes the one with the higher expected damage, ties going to
+  the lowest threshold (reported in ``choices`` when two thresholds apply). A lower threshold is
+  better except with DEVASTATING WOUNDS against a target whose Feel No Pain against mortal wounds
+  beats its save: then the 11th edition can differ from the 10th (where all Anti abilities apply).
 - DEVASTATING WOUNDS: a Critical Wound allows no save; the attack inflicts mortal wounds equal to
   its Damage (after the damage modifiers below), allocated as one event onto one model after all
   the other attacks of the unit (every weapon), excess lost (current wording: no spill-over).
+  **11th** (24.10, 06.02): the attack sequence ends; mortal wounds equal to D are inflicted after
+  the normal damage of "those attacks" (read: the unit's attacks on the target, as in the 10th
+  edition; with one weapon both readings coincide) and damage at most one model per Critical
+  Wound, the rest lost. Numerically the same as the 10th edition's current wording, so the same
+  code applies; only the 10th edition's original wording (mortal wounds spilling over to the next
+  model) would differ, and it is not the current rule.
 - Saving throw (``save_roll_target``): the armour save worsened by AP, +1 with the Benefit of
   Cover (ranged attacks without IGNORES COVER; not for Sv 3+ or better against AP 0); the
-  invulnerable save ignores AP and cover; the better save is used; an unmodified 1 fails.
+  invulnerable save ignores AP and cover; the better save is used (the defender's pick, the same
+  for a unit of identical models); an unmodified 1 fails. **11th** (Save Rolls): the better of
+  the armour save after AP and the InSv applies, with no cover bonus; for a unit of identical
+  models (one allocation group) this is the 10th-edition figure without cover.
 - Damage per event (``damage_per_event``): the rolled Damage, + MELTA X at half range, halved
   rounding up (``damage_reduction="half"``), then -1 (``"one"``) and ``damage_modifier``, at least
   1. Feel No Pain is rolled per damage point: ``feel_no_pain`` against all damage, the better of
@@ -39,6 +78,16 @@ implemented (Warhammer 40,000 10th edition, Core Rules "Making Attacks", "Weapon
   model; a wounded model takes the next event; damage beyond its remaining wounds is lost. The
   weapons are resolved in the order given and the target's wound state carries from one weapon
   to the next.
+- HAZARDOUS (the attacking unit, after its attacks): 10th edition, current wording (BSData 10th
+  "Hazardous"): one Hazardous test per Hazardous weapon used (each model's weapon), failing on a
+  1; each failure is 3 mortal wounds allocated to one selected model (excess lost).
+  **11th** (24.15, 06.03): one hazard roll per [HAZARDOUS] weapon selected (each model's),
+  failing on a 1-2; each failure is 1 mortal wound, or 3 if every model of the unit is a
+  MONSTER/VEHICLE (read from ``context.attacker_keywords``). ``AttackResult.
+  hazardous_mortal_wounds`` is the expected mortal wounds; the expected failures are in the notes.
+
+Every rule that changed something is reported as a ``Step`` (``AttackResult.steps``) with its
+canonical rule key (``RULE_KEYS``) and a summary with the numbers; ``notes`` are the summaries.
 
 Method. Attacks are independent, so each weapon's stage counts are compound distributions: the
 per-attack distribution of a stage (a few numbers, from the cached per-roll probabilities) is
@@ -49,22 +98,26 @@ built from the damage distribution, and ``sum_u P(U = u) x T^u`` is evaluated wi
 ``x T^u`` generated by doubling. Because a weapon's unsaved and devastating counts are not
 independent, a Devastating Wounds weapon contributes their exact joint distribution, and the
 chain carries the pending devastating count until every weapon's other events are allocated.
+The 11th-edition choices (Lethal Hits, Anti) compare closed-form expected damage per attack
+(linearity of expectation), then build the distributions once for the chosen option.
 
-Not modelled: 11th-edition rules (``Context.edition == 11`` raises ``EngineInputError``),
-PRECISION and PSYCHIC (tags with no effect against the target). HAZARDOUS is reported as the
-attacker's expected failed Hazardous tests (``AttackResult.hazardous_mortal_wounds``).
+Not modelled: PRECISION (a tag with no effect against identical models); the 11th edition's
+other changes (Heavy's conditions, Twin-linked re-rolling any wound roll, allocation groups of
+mixed units) are outside these inputs: ``Context.stationary`` stands for Heavy's condition and
+Twin-linked re-rolls failed wound rolls in both editions.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from fractions import Fraction
 from functools import lru_cache
 from typing import Sequence
 
 import numpy as np
 
-from pipeline.engine.profiles import Context, Target, Weapon
-from pipeline.engine.result import AttackResult, Distribution
+from pipeline.engine.profiles import Anti, Context, Target, Weapon
+from pipeline.engine.result import AttackResult, Distribution, Step
 from pipeline.errors import InputError
 from schemas.types import DiceExpr
 
@@ -72,6 +125,16 @@ from schemas.types import DiceExpr
 MAX_STATES = 2_000
 #: Largest pending-devastating x chain tensor (several Devastating Wounds weapons multiply it).
 MAX_CHAIN_CELLS = 4_000_000
+
+#: The rule keys of the steps the engine reports (``Step.rule_key``): canonical keys of
+#: ``pipeline.aliases`` (the slug of the rule's 11th-edition name; 10th-edition names such as
+#: "Saving Throw" and "Hazardous test" are aliases of ``save-rolls`` and ``hazard-rolls``).
+RULE_KEYS = frozenset({
+    "making-attacks", "rapid-fire", "blast", "torrent", "hit-roll", "re-rolls", "heavy", "stealth",
+    "benefit-of-cover", "ignores-cover", "psychic", "fire-overwatch", "snap-shooting", "sustained-hits",
+    "lethal-hits", "wound-roll", "lance", "twin-linked", "anti", "save-rolls", "normal-damage", "melta",
+    "feel-no-pain", "devastating-wounds", "mortal-wounds", "hazardous", "hazard-rolls", "precision",
+})
 
 _REROLL_RANK = {None: 0, "ones": 1, "failed": 2, "all": 2}
 _REDUCTIONS = (None, "one", "half")
@@ -83,7 +146,7 @@ _ONE.flags.writeable = False
 
 
 class EngineInputError(InputError, ValueError):
-    """An engine input that cannot be resolved (``models=0``, a save of ``1+``, edition 11...).
+    """An engine input that cannot be resolved (``models=0``, a save of ``1+``, edition 9...).
 
     Both an ``InputError`` (the CLI prints ``Error: ...``) and a ``ValueError``.
     """
@@ -115,19 +178,23 @@ def save_roll_target(weapon: Weapon, target: Target, context: Context) -> int | 
 
     10th edition "Saving Throw" and "Benefit of Cover": armour save worsened by AP; +1 for cover
     against a ranged attack without IGNORES COVER, except for a save of 3+ or better against AP 0;
-    the invulnerable save ignores AP and cover; the better of the two is used; an unmodified 1
-    always fails.
+    the invulnerable save ignores AP and cover; the better of the two is used (the defender's
+    choice, the same for a unit of identical models); an unmodified 1 always fails. 11th edition
+    (Save Rolls, 13.08): the better of the armour save after AP and the InSv applies; the benefit
+    of cover worsens the attack's BS instead and never changes the save.
 
     >>> from pipeline.normalise.characteristics import dice
     >>> w = Weapon(name="w", attacks=dice("1"), skill=3, strength=4, armour_penetration=-1, damage=dice("1"))
     >>> save_roll_target(w, Target(toughness=4, save=3, wounds=2), Context(cover=True))
     3
+    >>> save_roll_target(w, Target(toughness=4, save=3, wounds=2), Context(cover=True, edition=11))
+    4
     >>> save_roll_target(w, Target(toughness=4, save=6, wounds=2), Context())
     """
     best: int | None = None
     if target.save is not None:
         armour = target.save - weapon.armour_penetration
-        if _has_cover(weapon, target, context):
+        if _cover_improves_save(weapon, target, context):
             armour -= 1
         best = armour
     if target.invulnerable_save is not None:
@@ -185,23 +252,25 @@ def resolve(weapons: Sequence[Weapon], target: Target, context: Context | None =
 
     Returns an ``AttackResult`` whose stages are exact pmfs (float64 arrays indexed by count:
     attacks, hits, wounds, unsaved, mortal wounds, damage points, models destroyed over
-    0..``target.models``), ``target_destroyed`` = P(every model destroyed), the expected failed
-    Hazardous tests, the notes of each rule applied, and the re-roll choices taken. Rules: see
-    the module docstring (10th edition, current wording).
+    0..``target.models``), ``target_destroyed`` = P(every model destroyed), the expected mortal
+    wounds the attacker suffers from HAZARDOUS, the steps of each rule applied (with their rule
+    keys; ``notes`` are their summaries), and the choices taken for the attacker (re-rolls; in
+    the 11th edition Lethal Hits and Anti). Rules: see the module docstring (``context.edition``
+    10, current wording, or 11).
 
     Raises ``EngineInputError`` (a ``ValueError`` and an ``InputError``) for an empty weapon
     list, an invalid characteristic (``models < 1``, ``wounds < 1``, a roll target outside
-    2..7, positive AP), a 11th-edition context, or a target too large for the exact chain
-    (more than ``MAX_STATES`` model x wound states).
+    2..7, positive AP), an edition other than 10 or 11, or a target too large for the exact
+    chain (more than ``MAX_STATES`` model x wound states).
     """
     context = context or Context()
     _validate(weapons, target, context)
-    notes: list[str] = [
-        f"10th edition, current wording; target {target.name}: {target.models} x T{target.toughness} "
-        f"W{target.wounds}"
+    wording = "10th edition, current wording" if context.edition == 10 else "11th edition"
+    steps: list[Step] = [
+        Step("making-attacks", f"{wording}; target {target.name}: {target.models} x T{target.toughness} W{target.wounds}")
     ]
     choices: dict = {}
-    plans = [_plan(w, target, context, notes, choices) for w in weapons]
+    plans = [_plan(w, target, context, steps, choices) for w in weapons]
 
     totals = {}
     for stage in ("attacks", "hits", "wounds", "unsaved", "mortal_wounds", "damage"):
@@ -210,21 +279,17 @@ def resolve(weapons: Sequence[Weapon], target: Target, context: Context | None =
             pmf = np.convolve(pmf, plan.stages[stage])
         totals[stage] = Distribution(_normalised(pmf))
 
-    x = _chain(plans, target, notes)
+    x = _chain(plans, target, context, steps)
     models = _models_pmf(x, target)
-    hazardous = sum(w.models / 6 for w in weapons if w.hazardous)
-    if hazardous:
-        notes.append(
-            f"Hazardous: {hazardous:.4f} expected failed tests for the attacker (1 in 6 per weapon "
-            "per model; each is 3 mortal wounds on a CHARACTER/MONSTER/VEHICLE bearer, else one "
-            "model destroyed)"
-        )
+    hazardous_mortal_wounds = _hazardous(weapons, context, steps)
     return AttackResult(
         **totals,
         models_destroyed=Distribution(models),
         target_destroyed=float(models[-1]),
-        hazardous_mortal_wounds=float(hazardous),
-        notes=tuple(notes),
+        hazardous_mortal_wounds=hazardous_mortal_wounds,
+        hazardous_models_destroyed=0.0,
+        notes=tuple(step.summary for step in steps),
+        steps=tuple(steps),
         choices=choices,
     )
 
@@ -241,99 +306,98 @@ class _Plan:
     joint: np.ndarray | None = None
 
 
-def _plan(weapon: Weapon, target: Target, context: Context, notes: list[str], choices: dict) -> _Plan:
+@dataclass(frozen=True)
+class _Option:
+    """One way to resolve a weapon's wound step: Lethal Hits auto-wound or not, the Critical
+    Wound threshold (and the Anti abilities it comes from), the per-roll wound probabilities and
+    the expected damage of the weapon with it."""
+
+    lethal: bool
+    critical_on: int
+    anti: tuple[Anti, ...]
+    q: tuple[float, float, float]
+    faces: tuple[int, ...]
+    expected_damage: float
+
+
+def _plan(weapon: Weapon, target: Target, context: Context, steps: list[Step], choices: dict) -> _Plan:
     name = weapon.name
     plan = _Plan(weapon)
 
-    # Attacks per model.
-    per_model = _dice_pmf(weapon.attacks)
-    text = f"{name}: {weapon.models} model(s) x Attacks {weapon.attacks.text}"
-    if weapon.rapid_fire is not None and context.half_range:
-        per_model = np.convolve(per_model, _dice_pmf(weapon.rapid_fire))
-        text += f", Rapid Fire {weapon.rapid_fire.text} at half range"
-    if weapon.blast:
-        bonus = weapon.blast * (target.models // 5)
-        per_model = np.concatenate([np.zeros(bonus), per_model]) if bonus else per_model
-        text += f", Blast +{bonus} ({target.models} target models)"
-    notes.append(text + " per model")
+    def step(rule_key: str, text: str) -> None:
+        steps.append(Step(rule_key, f"{name}: {text}"))
 
-    # Hit roll.
-    if weapon.torrent or weapon.skill is None:
-        p_hit = (0.0, 1.0, 0.0)
-        notes.append(f"{name}: {'Torrent' if weapon.torrent else 'no skill'}: no hit roll, every attack hits, no Critical Hits")
-    else:
-        raw = context.hit_modifier
-        parts = []
-        if weapon.heavy and context.stationary:
-            raw += 1
-            parts.append("Heavy +1")
-        if target.stealth and not weapon.is_melee:
-            raw -= 1
-            parts.append("Stealth -1")
-        modifier = max(-1, min(1, raw))
-        p_hit, faces = _roll_probabilities(weapon.skill, modifier, context.critical_hit_on, context.overwatch, context.reroll_hits)
-        if context.overwatch:
-            notes.append(f"{name}: Fire Overwatch: hits only on an unmodified 6 (each a Critical Hit)")
-        else:
-            extra = f" ({', '.join(parts)})" if parts else ""
-            capped = f", capped from {raw:+d}" if raw != modifier else ""
-            notes.append(
-                f"{name}: hit roll {weapon.skill}+ with modifier {modifier:+d}{capped}{extra}; "
-                f"Critical Hits on unmodified {context.critical_hit_on}+"
-            )
-        if faces:
-            notes.append(f"{name}: re-roll hits ({context.reroll_hits}): unmodified {_faces(faces)} re-rolled")
-            choices.setdefault("rerolls", []).append(
-                {"weapon": name, "roll": "hit", "policy": context.reroll_hits, "faces": list(faces)}
-            )
-        notes.append(f"{name}: P(miss, hit, Critical Hit) = {_fmt(p_hit)}")
+    per_model = _attack_dice(weapon, target, context, step)
+    p_hit = _hit_roll(weapon, target, context, step, choices)
     sustained = None
     if weapon.sustained_hits is not None:
         sustained = _dice_pmf(weapon.sustained_hits)
-        notes.append(f"{name}: Sustained Hits {weapon.sustained_hits.text}: extra normal hits per Critical Hit")
-    lethal = weapon.lethal_hits and p_hit[2] > 0
-    if weapon.lethal_hits:
-        notes.append(f"{name}: Lethal Hits: a Critical Hit wounds automatically (not a Critical Wound)")
+        if p_hit[2] > 0:
+            step("sustained-hits", f"Sustained Hits {weapon.sustained_hits.text}: extra normal hits per Critical Hit")
+        else:
+            step("sustained-hits", f"Sustained Hits {weapon.sustained_hits.text}: no effect (no Critical Hits)")
 
-    # Wound roll.
-    needed = wound_roll_target(weapon.strength, target.toughness)
-    raw = context.wound_modifier + (1 if weapon.lance and context.charged else 0)
-    modifier = max(-1, min(1, raw))
-    critical_on = context.critical_wound_on
-    for anti in weapon.anti:
-        if anti.keyword.upper() in target.keywords and anti.threshold < critical_on:
-            critical_on = anti.threshold
-            notes.append(f"{name}: Anti-{anti.keyword.upper()} {anti.threshold}+: Critical Wounds on {anti.threshold}+")
-    reroll = context.reroll_wounds
-    if weapon.twin_linked and _REROLL_RANK[reroll] < _REROLL_RANK["failed"]:
-        reroll = "failed"
-    q, faces = _roll_probabilities(needed, modifier, critical_on, False, reroll)
-    notes.append(
-        f"{name}: S{weapon.strength} vs T{target.toughness}: wound roll {needed}+ with modifier "
-        f"{modifier:+d}{f', capped from {raw:+d}' if raw != modifier else ''}"
-        f"{' (Lance +1)' if weapon.lance and context.charged else ''}"
-    )
-    if faces:
-        why = "Twin-linked" if weapon.twin_linked and reroll != context.reroll_wounds else reroll
-        notes.append(f"{name}: re-roll wounds ({why}): unmodified {_faces(faces)} re-rolled")
-        choices.setdefault("rerolls", []).append({"weapon": name, "roll": "wound", "policy": reroll, "faces": list(faces)})
-    notes.append(f"{name}: P(fail, wound, Critical Wound) per wound roll = {_fmt(q)}")
-
-    # Saving throw and damage.
+    # Saving throw and damage per event (the same whatever the Lethal Hits / Anti choice).
     save = save_roll_target(weapon, target, context)
     unsaved_p = 1.0 if save is None else (save - 1) / 6
-    cover = " with the Benefit of Cover" if _has_cover(weapon, target, context) else ""
-    notes.append(f"{name}: AP{weapon.armour_penetration}: save {f'{save}+' if save else 'none'}{cover}; P(unsaved) = {unsaved_p:.4f}")
     raw_normal, normal = _event_damage(weapon, target, context, False)
     raw_mortal, mortal = _event_damage(weapon, target, context, True)
     plan.normal_damage, plan.mortal_damage = normal, mortal
-    notes.append(f"{name}: damage per event {_damage_text(weapon, target, context)}: mean {_mean(normal):.4f} after Feel No Pain")
+
+    # Wound roll, with the Lethal Hits and Anti options of the edition.
+    needed = wound_roll_target(weapon.strength, target.toughness)
+    lance = weapon.lance and context.charged
+    raw = context.wound_modifier + (1 if lance else 0)
+    modifier = max(-1, min(1, raw))
+    reroll = context.reroll_wounds
+    if weapon.twin_linked and _REROLL_RANK[reroll] < _REROLL_RANK["failed"]:
+        reroll = "failed"
+    candidates = _candidates(weapon, target, context, p_hit)
+    if len(candidates) == 1:  # nothing to choose: no expected damage needed
+        means = (0.0, 0.0, 0.0, 0.0)
+    else:
+        means = (weapon.models * _mean(per_model), _mean(sustained) if sustained is not None else 0.0,
+                 _mean(normal), _mean(mortal))
+    options = [
+        _option(lethal, anti, needed, modifier, reroll, context, p_hit, unsaved_p, weapon.devastating_wounds, *means)
+        for lethal, anti in candidates
+    ]
+    chosen = _best(options)
+    lethal, q, faces = chosen.lethal, chosen.q, chosen.faces
+
+    if weapon.lethal_hits:
+        _lethal_step(weapon, context, p_hit, options, chosen, step, choices)
+    if lance:
+        step("lance", "Lance: +1 to the wound roll (charged)")
+    step(
+        "wound-roll",
+        f"S{weapon.strength} vs T{target.toughness}: wound roll {needed}+ with modifier {modifier:+d}"
+        f"{f', capped from {raw:+d}' if raw != modifier else ''}{' (Lance +1)' if lance else ''}"
+        f"; Critical Wounds on unmodified {chosen.critical_on}+",
+    )
+    _anti_step(weapon, target, context, options, chosen, step, choices)
+    if faces:
+        why = reroll
+        if weapon.twin_linked and reroll != context.reroll_wounds:
+            why = "Twin-linked"
+            step("twin-linked", "Twin-linked: failed wound rolls are re-rolled")
+        step("re-rolls", f"re-roll wounds ({why}): unmodified {_faces(faces)} re-rolled")
+        choices.setdefault("rerolls", []).append({"weapon": name, "roll": "wound", "policy": reroll, "faces": list(faces)})
+    step("wound-roll", f"P(fail, wound, Critical Wound) per wound roll = {_fmt(q)}")
+
+    _save_steps(weapon, target, context, save, unsaved_p, step)
+    _damage_steps(weapon, target, context, normal, step)
 
     devastating = weapon.devastating_wounds
     p_dev = q[2] if devastating else 0.0
     p_wound = q[1] + (0.0 if devastating else q[2])  # goes to the saving throw
     if devastating:
-        notes.append(f"{name}: Devastating Wounds: a Critical Wound is {_mean(raw_mortal):.4f} mortal wounds on average, no save, allocated after all other attacks")
+        step(
+            "devastating-wounds",
+            f"Devastating Wounds: a Critical Wound (P = {q[2]:.4f} per wound roll) is {_mean(raw_mortal):.4f} "
+            "mortal wounds on average, no save, allocated after all other attacks onto one model"
+            + (" (11th edition: the attack sequence ends)" if context.edition == 11 else ""),
+        )
 
     # Per rolled hit and per Lethal Hits automatic wound, each stage's pmf.
     pu = p_wound * unsaved_p
@@ -364,10 +428,251 @@ def _plan(weapon: Weapon, target: Target, context: Context, notes: list[str], ch
             plan.joint = _split_counts(plan.stages["hits"], pu, p_dev)
         else:
             plan.joint = _joint_with_lethal(plan.stages["attacks"], p_hit, sustained, pu, p_dev, unsaved_p)
-    for flag, label in ((weapon.precision, "Precision"), (weapon.psychic, "Psychic")):
-        if flag:
-            notes.append(f"{name}: {label}: not modelled (no effect against the target's models)")
+    if weapon.precision:
+        step("precision", "Precision: not modelled (no effect against the target's identical models)")
+    if weapon.psychic and context.edition == 10:
+        step("psychic", "Psychic: a tag in the 10th edition (no effect on the attack itself)")
     return plan
+
+
+def _attack_dice(weapon: Weapon, target: Target, context: Context, step) -> np.ndarray:
+    """Pmf of one model's attacks: Attacks, + RAPID FIRE X at half range, + BLAST."""
+    per_model = _dice_pmf(weapon.attacks)
+    step("making-attacks", f"{weapon.models} model(s) x Attacks {weapon.attacks.text} per model")
+    if weapon.rapid_fire is not None and context.half_range:
+        per_model = np.convolve(per_model, _dice_pmf(weapon.rapid_fire))
+        step("rapid-fire", f"Rapid Fire {weapon.rapid_fire.text}: +{weapon.rapid_fire.text} attacks per model at half range")
+    if weapon.blast:
+        fives = target.models // 5
+        per_five = weapon.blast if context.edition == 11 else 1
+        bonus = per_five * fives
+        if bonus:
+            per_model = np.concatenate([np.zeros(bonus), per_model])
+            if context.edition == 11:
+                why = f"[BLAST {weapon.blast}]: +{weapon.blast} per five of the {target.models} target models, 11th edition"
+            else:
+                why = f"Blast: +1 per five of the {target.models} target models, 10th edition" + (
+                    f"; the X of [BLAST {weapon.blast}] is an 11th-edition rule" if weapon.blast > 1 else ""
+                )
+            step("blast", f"Blast +{bonus} attacks per model ({why})")
+    return per_model
+
+
+def _hit_roll(weapon: Weapon, target: Target, context: Context, step, choices: dict) -> tuple[float, float, float]:
+    """(P(miss), P(hit, not critical), P(Critical Hit)) of one attack, with its steps."""
+    name = weapon.name
+    eleventh = context.edition == 11
+    if weapon.torrent or weapon.skill is None:
+        if weapon.torrent:
+            step("torrent", "Torrent: no hit roll, every attack hits, no Critical Hits")
+        else:
+            step("hit-roll", "no skill: no hit roll, every attack hits, no Critical Hits")
+        return (0.0, 1.0, 0.0)
+    reroll = context.reroll_hits
+    if context.overwatch:
+        if eleventh:
+            step("snap-shooting", "snap shooting (Fire Overwatch, 11th edition): hits only on an unmodified 6 "
+                 "whatever the BS and modifiers (each a Critical Hit)"
+                 + (f"; hit rolls cannot be re-rolled (re-roll hits {reroll} not applied)" if reroll else ""))
+            reroll = None
+        else:
+            step("fire-overwatch", "Fire Overwatch: hits only on an unmodified 6 (each a Critical Hit)")
+        p_hit, faces = _roll_probabilities(weapon.skill, 0, context.critical_hit_on, True, reroll)
+    else:
+        needed = weapon.skill
+        raw = context.hit_modifier
+        parts = []
+        if weapon.heavy and context.stationary:
+            raw += 1
+            parts.append("Heavy +1")
+            step("heavy", "Heavy: +1 to the hit roll (Remained Stationary)")
+        bs_text = ""
+        if eleventh:
+            cover = _cover_11e(weapon, target, context)
+            if cover is None and not weapon.is_melee and weapon.ignores_cover and (context.cover or target.stealth):
+                step("ignores-cover", "Ignores Cover: the target cannot have the benefit of cover"
+                     + (" (including from Stealth)" if target.stealth else ""))
+            if target.stealth and cover is not None:
+                step("stealth", "Stealth: every target model has Stealth, so the target has the benefit of cover "
+                     "against this ranged attack (11th edition)"
+                     + ("; not cumulative with the cover it already has" if context.cover else ""))
+            ignored = []
+            if weapon.psychic and cover is not None:
+                ignored.append(f"the benefit of cover's BS worsening (BS stays {weapon.skill}+)")
+                cover = None
+            if weapon.psychic and context.hit_modifier < 0:
+                ignored.append(f"the {context.hit_modifier:+d} hit roll modifier")
+                raw -= context.hit_modifier
+            if ignored:
+                step("psychic", f"Psychic: ignores {' and '.join(ignored)} (11th edition)")
+            if cover is not None:
+                needed = weapon.skill + 1
+                bs_text = f" (BS{weapon.skill}+ worsened by the benefit of cover)"
+                step("benefit-of-cover", f"BS{weapon.skill}+ worsened to {needed}+ ({cover}, 11th edition; "
+                     "a characteristic change, outside the +/-1 modifier cap)")
+        elif target.stealth and not weapon.is_melee:
+            raw -= 1
+            parts.append("Stealth -1")
+            step("stealth", "Stealth: -1 to the hit roll (ranged attack, 10th edition)")
+        modifier = max(-1, min(1, raw))
+        p_hit, faces = _roll_probabilities(needed, modifier, context.critical_hit_on, False, reroll)
+        extra = f" ({', '.join(parts)})" if parts else ""
+        capped = f", capped from {raw:+d}" if raw != modifier else ""
+        step("hit-roll", f"hit roll {needed}+{bs_text} with modifier {modifier:+d}{capped}{extra}; "
+             f"Critical Hits on unmodified {context.critical_hit_on}+")
+    if faces:
+        step("re-rolls", f"re-roll hits ({reroll}): unmodified {_faces(faces)} re-rolled")
+        choices.setdefault("rerolls", []).append({"weapon": name, "roll": "hit", "policy": reroll, "faces": list(faces)})
+    step("hit-roll", f"P(miss, hit, Critical Hit) = {_fmt(p_hit)}")
+    return p_hit
+
+
+def _candidates(weapon: Weapon, target: Target, context: Context, p_hit) -> list[tuple[bool, tuple[Anti, ...]]]:
+    """The (Lethal Hits auto-wound?, Anti abilities that apply) options of a weapon's wound step.
+
+    10th edition: one option (Lethal Hits automatic, every applicable Anti applies). 11th: the
+    forced or both Lethal Hits choices, times one applicable Anti threshold at a time (Anti
+    abilities with the same threshold are one option)."""
+    applicable = tuple(a for a in weapon.anti if a.keyword.upper() in target.keywords)
+    crits = weapon.lethal_hits and p_hit[2] > 0
+    if context.edition == 10:
+        return [(crits, applicable)]
+    if not crits:
+        lethal_options = [False]
+    elif context.lethal_hits_choice is None:
+        lethal_options = [True, False]
+    else:
+        lethal_options = [bool(context.lethal_hits_choice)]
+    thresholds = sorted({a.threshold for a in applicable})
+    anti_options = [tuple(a for a in applicable if a.threshold == t) for t in thresholds] or [()]
+    return [(lethal, anti) for lethal in lethal_options for anti in anti_options]
+
+
+def _option(lethal, anti, needed, modifier, reroll, context, p_hit, unsaved_p, devastating,
+            attacks_mean, es, normal_mean, mortal_mean) -> _Option:
+    """An option with its wound-roll probabilities and the weapon's expected damage (closed form:
+    E[attacks] x (P(hit) x E[rolled hit] + P(Critical Hit) x (E[own] + E[Sustained] x E[rolled hit])))."""
+    critical_on = min([context.critical_wound_on] + [a.threshold for a in anti])
+    q, faces = _roll_probabilities(needed, modifier, critical_on, False, reroll)
+    p_dev = q[2] if devastating else 0.0
+    p_wound = q[1] + (0.0 if devastating else q[2])
+    rolled = p_wound * unsaved_p * normal_mean + p_dev * mortal_mean
+    own = unsaved_p * normal_mean if lethal else rolled
+    expected = attacks_mean * (p_hit[1] * rolled + p_hit[2] * (own + es * rolled))
+    return _Option(lethal, critical_on, anti, q, faces, expected)
+
+
+def _best(options: list[_Option]) -> _Option:
+    """The option with the highest expected damage; among equal ones (relative 1e-12), the
+    first (candidates list auto-wound first, then the lowest Anti threshold)."""
+    top = max(o.expected_damage for o in options)
+    tolerance = 1e-12 * max(1.0, abs(top))
+    return next(o for o in options if o.expected_damage >= top - tolerance)
+
+
+_LETHAL_CHOICE = {
+    True: "auto-wound on critical hits",
+    False: "roll to wound (keeps Critical Wounds for DEVASTATING WOUNDS / ANTI)",
+}
+
+
+def _lethal_step(weapon: Weapon, context: Context, p_hit, options: list[_Option], chosen: _Option, step, choices) -> None:
+    if p_hit[2] == 0:
+        step("lethal-hits", "Lethal Hits: no effect (no Critical Hits)")
+        return
+    if context.edition == 10:
+        step("lethal-hits", "Lethal Hits: a Critical Hit wounds automatically (not a Critical Wound)")
+        return
+    choices[f"Lethal Hits: {weapon.name}"] = _LETHAL_CHOICE[chosen.lethal]
+    if context.lethal_hits_choice is not None:
+        why = f"forced by lethal_hits_choice={context.lethal_hits_choice}"
+    else:
+        same_anti = [o for o in options if o.anti == chosen.anti]
+        figures = ", ".join(f"{'auto-wound' if o.lethal else 'roll to wound'} {o.expected_damage:.4f}" for o in same_anti)
+        why = f"the higher expected damage: {figures}"
+    action = ("a Critical Hit wounds automatically (not a Critical Wound)" if chosen.lethal
+              else "Critical Hits roll to wound (a Critical Wound stays possible)")
+    step("lethal-hits", f"Lethal Hits (11th edition, the attacker's choice): {action}; {why}")
+
+
+def _anti_step(weapon: Weapon, target: Target, context: Context, options, chosen: _Option, step, choices) -> None:
+    applicable = [a for a in weapon.anti if a.keyword.upper() in target.keywords]
+    if not applicable:
+        return
+    label = lambda group: " / ".join(f"Anti-{a.keyword.upper()} {a.threshold}+" for a in group)  # noqa: E731
+    if context.edition == 10:
+        best = min(a.threshold for a in applicable)
+        step("anti", f"{label(applicable)}: Critical Wounds on {best}+"
+             + (" (all apply: the lowest threshold)" if len(applicable) > 1 else ""))
+        return
+    if len({a.threshold for a in applicable}) == 1:
+        step("anti", f"{label(applicable)}: Critical Wounds on {applicable[0].threshold}+"
+             + (" (duplicates in the 11th edition: one applies)" if len(applicable) > 1 else ""))
+        return
+    choices[f"Anti: {weapon.name}"] = label(chosen.anti)
+    same_lethal = [o for o in options if o.lethal == chosen.lethal]
+    figures = ", ".join(f"{label(o.anti)} {o.expected_damage:.4f}" for o in same_lethal)
+    step("anti", f"{label(chosen.anti)} applies: Critical Wounds on {chosen.anti[0].threshold}+ (11th edition: Anti "
+         f"abilities are duplicates, the attacker picks one; expected damage {figures})")
+
+
+def _save_steps(weapon: Weapon, target: Target, context: Context, save: int | None, unsaved_p: float, step) -> None:
+    armour = None if target.save is None else target.save - weapon.armour_penetration
+    if context.edition == 10 and context.cover and not weapon.is_melee and target.save is not None:
+        if weapon.ignores_cover:
+            step("ignores-cover", "Ignores Cover: no benefit of cover to the save")
+        elif _cover_improves_save(weapon, target, context):
+            step("benefit-of-cover", f"Benefit of Cover: +1 to the armour save ({armour}+ -> {armour - 1}+, 10th edition)")
+            armour -= 1
+        else:
+            step("benefit-of-cover", "Benefit of Cover: no effect (Sv 3+ or better against AP 0)")
+    which = "no save"
+    if save is not None:
+        invulnerable = target.invulnerable_save is not None and (armour is None or target.invulnerable_save < armour)
+        which = "invulnerable save" if invulnerable else "armour save"
+        if context.edition == 11 and target.invulnerable_save is not None and target.save is not None:
+            which += f", the better of armour {armour}+ and InSv {target.invulnerable_save}+"
+    step("save-rolls", f"AP{weapon.armour_penetration}: save {f'{save}+' if save else 'none'} ({which}); "
+         f"P(unsaved) = {unsaved_p:.4f}")
+
+
+def _damage_steps(weapon: Weapon, target: Target, context: Context, normal: np.ndarray, step) -> None:
+    if weapon.melta is not None and context.half_range:
+        step("melta", f"Melta {weapon.melta.text}: +{weapon.melta.text} Damage at half range")
+    step("normal-damage", f"damage per event {_damage_text(weapon, target, context)}: mean {_mean(normal):.4f}"
+         + (" after Feel No Pain" if target.feel_no_pain or target.feel_no_pain_mortal else ""))
+    if target.feel_no_pain is not None:
+        step("feel-no-pain", f"Feel No Pain {target.feel_no_pain}+: each damage point is ignored with P = "
+             f"{(7 - target.feel_no_pain) / 6:.4f}")
+    if target.feel_no_pain_mortal is not None and weapon.devastating_wounds:
+        step("feel-no-pain", f"Feel No Pain {target.feel_no_pain_mortal}+ against mortal wounds (Devastating Wounds)")
+
+
+def _hazardous(weapons: Sequence[Weapon], context: Context, steps: list[Step]) -> float:
+    """Expected mortal wounds the attacking unit suffers from its HAZARDOUS weapons (module
+    docstring); adds the steps."""
+    tests = sum(w.models for w in weapons if w.hazardous)
+    if not tests:
+        return 0.0
+    if context.edition == 10:
+        failed = Fraction(tests, 6)
+        each = 3
+        steps.append(Step("hazardous", f"Hazardous: {tests} Hazardous test(s) for the attacker (one per Hazardous weapon "
+                                       f"per model), each failing on a 1: {float(failed):.4f} expected failed tests; "
+                                       f"each is 3 mortal wounds on one selected model (10th edition, current wording)"))
+    else:
+        failed = Fraction(tests, 3)
+        beasts = {"MONSTER", "VEHICLE"} & {k.upper() for k in context.attacker_keywords}
+        each = 3 if beasts else 1
+        steps.append(Step("hazardous", f"[HAZARDOUS]: {tests} hazard roll(s) for the attacker (one per [HAZARDOUS] "
+                                       "weapon selected)"))
+        steps.append(Step("hazard-rolls", f"hazard rolls fail on a 1-2: {float(failed):.4f} expected failures; each is "
+                                          f"{each} mortal wound{'s' if each > 1 else ''}"
+                                          + (f" (every model is {'/'.join(sorted(beasts))})" if beasts else "")))
+    mortal_wounds = float(failed * each)
+    steps.append(Step("hazardous" if context.edition == 10 else "hazard-rolls",
+                      f"attacker: expected mortal wounds from hazardous weapons = {mortal_wounds:.4f}"))
+    return mortal_wounds
 
 
 # ---------------------------------------------------------------------------------------------
@@ -671,7 +976,7 @@ def _apply_count(X: np.ndarray, T: np.ndarray, count: np.ndarray) -> np.ndarray:
     return np.tensordot(count, _powers(X, T, count.size - 1), axes=1)
 
 
-def _chain(plans: list[_Plan], target: Target, notes: list[str]) -> np.ndarray:
+def _chain(plans: list[_Plan], target: Target, context: Context, steps: list[Step]) -> np.ndarray:
     """State distribution after every weapon's unsaved events (in weapon order), then every
     weapon's devastating events (in weapon order)."""
     X = _initial_state(target)[None, :]  # (M, S): M indexes the pending devastating counts
@@ -696,7 +1001,10 @@ def _chain(plans: list[_Plan], target: Target, notes: list[str]) -> np.ndarray:
         X = np.tensordot(joint, Y, axes=(0, 0)).transpose(1, 0, 2).reshape(-1, X.shape[1])
         pending.append((v_max + 1, _transition_matrix(plan.mortal_damage.tobytes(), target.models, target.wounds)))
     if pending:
-        notes.append("allocation: devastating wounds allocated after every weapon's other attacks, one model each, excess lost")
+        steps.append(Step("mortal-wounds", "allocation: devastating wounds allocated after every weapon's other attacks, "
+                                            "one model each, excess lost"
+                                            + (" (11th edition: after the normal damage, at most one model per Critical "
+                                               "Wound)" if context.edition == 11 else "")))
         X = X.reshape(*[size for size, _ in pending], X.shape[1])
         for _, D in pending:
             X = _contract_powers(X, D)
@@ -726,14 +1034,29 @@ def _models_pmf(x: np.ndarray, target: Target) -> np.ndarray:
 # Validation and notes
 
 
-def _has_cover(weapon: Weapon, target: Target, context: Context) -> bool:
+def _cover_improves_save(weapon: Weapon, target: Target, context: Context) -> bool:
+    """10th edition "Benefit of Cover": +1 to the armour save (ranged, no IGNORES COVER, not Sv 3+
+    or better against AP 0). Never in the 11th edition."""
     return (
-        context.cover
+        context.edition == 10
+        and context.cover
         and not weapon.is_melee
         and not weapon.ignores_cover
         and target.save is not None
         and not (target.save <= 3 and weapon.armour_penetration == 0)
     )
+
+
+def _cover_11e(weapon: Weapon, target: Target, context: Context) -> str | None:
+    """11th edition 13.08 / 24.33 / 24.18: why the target has the benefit of cover against this
+    attack (``"benefit of cover"``, ``"Stealth"``), or None (melee, IGNORES COVER, no cover)."""
+    if weapon.is_melee or weapon.ignores_cover:
+        return None
+    if context.cover:
+        return "benefit of cover"
+    if target.stealth:
+        return "benefit of cover from Stealth"
+    return None
 
 
 def _validate_target(target: Target) -> None:
@@ -762,10 +1085,8 @@ def _validate_target(target: Target) -> None:
 
 
 def _validate(weapons: Sequence[Weapon], target: Target, context: Context) -> None:
-    if context.edition != 10:
-        raise EngineInputError(
-            f"the exact engine implements the 10th edition only (got edition {context.edition})"
-        )
+    if context.edition not in (10, 11):
+        raise EngineInputError(f"context edition must be 10 or 11, got {context.edition!r}")
     if not weapons:
         raise EngineInputError("no weapons to resolve: give at least one Weapon")
     _validate_target(target)

@@ -34,7 +34,8 @@ class Weapon:
     ``skill``: Ballistic Skill or Weapon Skill as a roll target (3 for ``3+``); None for a Torrent
     weapon (no hit roll). ``armour_penetration`` is 0 or negative (``-1`` for AP -1).
     Parameters of abilities: ``sustained_hits`` X (dice, e.g. D3), ``rapid_fire`` X,
-    ``melta`` X, ``blast`` X (1 for the 10th edition's plain [BLAST]).
+    ``melta`` X, ``blast`` X (1 for a plain [BLAST]; the 10th edition adds 1 attack per five
+    target models whatever X, the 11th edition adds X).
     """
 
     name: str
@@ -151,13 +152,23 @@ class Target:
 class Context:
     """The situation of the attack and modifiers from other rules.
 
+    ``edition``: 10 (current wording) or 11; the rules each applies are listed in
+    ``pipeline.engine.exact``.
     ``hit_modifier`` / ``wound_modifier``: the net of other rules' modifiers (capped at +/-1 by
     the engine, after Heavy, Lance and the Stealth of the 10th edition are added).
+    ``cover``: the target has the Benefit of Cover against ranged attacks (10th edition: +1 to
+    the armour save; 11th edition: the attack's BS is worsened by 1).
     ``critical_hit_on``: the unmodified hit roll that is a Critical Hit (5 for "crits on 5+").
-    ``overwatch``: hits only on an unmodified 6 (Fire Overwatch; 11th-edition snap shooting).
+    ``overwatch``: hits only on an unmodified 6 (Fire Overwatch; 11th-edition snap shooting,
+    where hit rolls also cannot be re-rolled).
     ``damage_reduction``: ``one`` (-1 Damage, minimum 1) or ``half`` (halved, rounding up).
-    ``damage_modifier``: added to Damage after halving; ``lethal_hits_choice`` (11th edition only):
-    None lets the engine pick the better option.
+    ``damage_modifier``: added to Damage after halving.
+    ``lethal_hits_choice`` (11th edition only): True makes every [LETHAL HITS] Critical Hit wound
+    automatically, False rolls to wound for it; None lets the engine pick, per weapon, the choice
+    with the higher expected damage.
+    ``attacker_keywords``: keywords of the attacking unit, upper case (CHARACTER, MONSTER,
+    VEHICLE...): the 11th-edition hazard roll inflicts 3 mortal wounds instead of 1 when the
+    unit has MONSTER or VEHICLE (read as every model having it).
     """
 
     edition: Literal[10, 11] = 10
@@ -175,3 +186,4 @@ class Context:
     damage_reduction: DamageReduction | None = None
     damage_modifier: int = 0
     lethal_hits_choice: bool | None = None
+    attacker_keywords: frozenset[str] = field(default_factory=frozenset)

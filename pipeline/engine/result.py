@@ -123,6 +123,29 @@ class Distribution:
 
 
 @dataclass(frozen=True)
+class Step:
+    """One step of an attack's resolution, for ``--explain``: which rule was applied and what it did.
+
+    ``rule_key``: the canonical key of the rule (``pipeline.aliases``: the slug of its
+    11th-edition name, such as ``benefit-of-cover``, ``lethal-hits``, ``save-rolls``;
+    ``pipeline.engine.exact.RULE_KEYS`` lists the keys the exact engine emits), so the wording
+    for the attack's edition (source, section) can be looked up in the database.
+    ``summary``: what was applied to which weapon, with numbers, e.g.
+    ``"Boltgun: BS3+ worsened to 4+ (benefit of cover, 11th edition)"``.
+
+    >>> Step("stealth", "target: -1 to the hit roll").to_dict()
+    {'rule_key': 'stealth', 'summary': 'target: -1 to the hit roll'}
+    """
+
+    rule_key: str
+    summary: str
+
+    def to_dict(self) -> dict[str, str]:
+        """JSON-ready ``{"rule_key": str, "summary": str}``."""
+        return {"rule_key": self.rule_key, "summary": self.summary}
+
+
+@dataclass(frozen=True)
 class AttackResult:
     """What one attacking unit's weapons do to one target unit, stage by stage.
 
@@ -140,13 +163,21 @@ class AttackResult:
     - ``models_destroyed``: target models destroyed, with excess damage lost per model.
 
     ``target_destroyed``: probability that every target model is destroyed.
-    ``hazardous_mortal_wounds``: the expected number of failed Hazardous tests of the ATTACKER
-    (10th edition: one D6 per Hazardous weapon used, per model firing it, failing on a 1; each
-    failure is 3 mortal wounds on a CHARACTER, MONSTER or VEHICLE bearer, otherwise one model
-    destroyed; the engine does not know the attacker's keywords, so it reports failed tests).
-    ``notes``: each step and rule applied, in order (for ``--explain``).
+    ``hazardous_mortal_wounds``: the expected number of mortal wounds the ATTACKING unit suffers
+    from its [HAZARDOUS] weapons, under the rule of the attack's edition (see
+    ``pipeline.engine.exact``: 10th edition, one Hazardous test per Hazardous weapon per model
+    firing it, failing on a 1, each failure 3 mortal wounds; 11th edition, one hazard roll per
+    [HAZARDOUS] weapon selected, failing on a 1-2, each failure 1 mortal wound, 3 if every
+    model of the unit is a MONSTER/VEHICLE). The expected failed tests are in ``notes``.
+    ``hazardous_models_destroyed``: the expected attacking models destroyed outright by failed
+    Hazardous tests (not through mortal wounds). Neither edition's current rule destroys a model
+    outright, so the exact engine reports 0.0; the field is kept for the 10th edition's original
+    wording (one model destroyed unless it is a CHARACTER, MONSTER or VEHICLE).
+    ``notes``: the summary of each step, in order (``steps``' summaries; kept for callers that
+    read plain text).
+    ``steps``: each rule applied, in order, with its canonical rule key (for ``--explain``).
     ``choices``: decisions the engine took for the attacker (re-roll policies, and in the 11th
-    edition the Lethal Hits choice), JSON-ready.
+    edition the Lethal Hits choice and the Anti ability that applies), JSON-ready.
     """
 
     attacks: Distribution
@@ -160,6 +191,8 @@ class AttackResult:
     hazardous_mortal_wounds: float = 0.0
     notes: tuple[str, ...] = ()
     choices: dict[str, Any] = field(default_factory=dict)
+    hazardous_models_destroyed: float = 0.0
+    steps: tuple[Step, ...] = ()
 
     def stage(self, name: str) -> Distribution:
         """The distribution of one stage by name (one of ``STAGES``); ``KeyError`` otherwise."""
@@ -169,10 +202,13 @@ class AttackResult:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form: ``{stage: {"mean": float, "pmf": [...]}, ..., "target_destroyed": p,
-        "hazardous_mortal_wounds": x, "notes": [...], "choices": {...}}``."""
+        "hazardous_mortal_wounds": x, "hazardous_models_destroyed": y, "notes": [...],
+        "steps": [{"rule_key": ..., "summary": ...}, ...], "choices": {...}}``."""
         out: dict[str, Any] = {name: self.stage(name).to_dict() for name in STAGES}
         out["target_destroyed"] = float(self.target_destroyed)
         out["hazardous_mortal_wounds"] = float(self.hazardous_mortal_wounds)
+        out["hazardous_models_destroyed"] = float(self.hazardous_models_destroyed)
         out["notes"] = list(self.notes)
+        out["steps"] = [step.to_dict() for step in self.steps]
         out["choices"] = self.choices
         return out

@@ -38,7 +38,20 @@ class AttackRequest:
     target_models: int | None = None
     feel_no_pain: int | None = None
     context: Context = field(default_factory=Context)
-    edition: int | None = None
+    edition: int | None = None  # the rules edition (overrides context.edition)
+
+
+@dataclass(frozen=True)
+class ExplainedStep:
+    """A step of the resolution with the wording of the rule it applied (``None`` if not stored)."""
+
+    rule_key: str
+    summary: str
+    edition: int
+    title: str | None
+    section: str | None
+    source_id: str | None
+    locator: str | None
 
 
 @dataclass(frozen=True)
@@ -49,6 +62,7 @@ class AttackOutcome:
     weapons: tuple[Weapon, ...]
     target: Target
     result: AttackResult
+    explained: tuple[ExplainedStep, ...] = ()
 
 
 def resolve_target(con, text: str, models: int | None = None) -> Target:
@@ -75,16 +89,38 @@ def attack(request: AttackRequest, db: Path = query.DEFAULT_DB) -> AttackOutcome
     suggestions) and ``InputError`` (a target without characteristics, a bad inline profile).
     """
     con = query.open_database(db)
-    sheet, _ = query.find_datasheet(con, request.attacker, edition=request.edition)
+    sheet, _ = query.find_datasheet(con, request.attacker)
     weapons = attacker_weapons(con, sheet, request.phase, request.weapons, request.models)
     target = resolve_target(con, request.target, request.target_models)
     if request.feel_no_pain is not None:
         target = dataclasses.replace(target, feel_no_pain=request.feel_no_pain)
     context = request.context
+    if request.edition is not None:
+        context = dataclasses.replace(context, edition=request.edition)
     if request.phase == "fight" and context.cover:
         context = dataclasses.replace(context, cover=False)
+    keywords = frozenset(k for (k,) in con.execute(
+        "SELECT upper(keyword) FROM keywords WHERE datasheet_id = ?", [sheet["datasheet_id"]]).fetchall())
+    context = dataclasses.replace(context, attacker_keywords=keywords | context.attacker_keywords)
     result = exact.resolve(weapons, target, context)
-    return AttackOutcome(sheet["name"], tuple(weapons), target, result)
+    return AttackOutcome(sheet["name"], tuple(weapons), target, result, explain_steps(con, result, context.edition))
+
+
+def explain_steps(con, result: AttackResult, edition: int) -> tuple[ExplainedStep, ...]:
+    """Each step of ``result`` with the governing wording of its rule in ``edition`` (any game
+    mode's matched-play text, see ``pipeline.rules.governing_text``)."""
+    from pipeline.errors import NotFoundError
+    from pipeline.rules import governing_text
+
+    out = []
+    for step in result.steps:
+        try:
+            ruling = governing_text(con, step.rule_key, edition)
+            out.append(ExplainedStep(step.rule_key, step.summary, edition, ruling.title, ruling.section,
+                                     ruling.source_id, ruling.locator))
+        except NotFoundError:
+            out.append(ExplainedStep(step.rule_key, step.summary, edition, None, None, None, None))
+    return tuple(out)
 
 
 Stage = Literal["attacks", "hits", "wounds", "unsaved", "mortal_wounds", "damage", "models_destroyed"]

@@ -1,4 +1,4 @@
-"""Monte Carlo simulator of 10th-edition attacks: an independent check of the exact engine.
+"""Monte Carlo simulator of attacks (10th and 11th edition): an independent check of the exact engine.
 
 The simulator rolls every die of every attack, vectorised with numpy across trials, and counts
 what happened in each trial. It shares no code with ``pipeline.engine.exact``: it reads only the
@@ -10,7 +10,8 @@ Abilities", current wording as in ``cases/README.md``):
 
 - Attacks: the Attacks characteristic (a dice expression) is rolled once per model
   (``Weapon.models`` models fire the weapon); RAPID FIRE X adds X per model at half range; BLAST
-  adds ``blast`` per model for every five models in the target unit (rounding down).
+  adds 1 per model for every five models in the target unit (rounding down), whatever
+  ``Weapon.blast`` says (the 10th edition has no [BLAST X]).
 - Hit roll: BS/WS as a roll target; modifiers are the context's ``hit_modifier``, +1 for HEAVY
   when stationary and -1 for a ranged attack against a target with Stealth, capped at +1/-1 net.
   An unmodified 1 fails and an unmodified 6 succeeds. An unmodified roll of
@@ -43,17 +44,56 @@ Abilities", current wording as in ``cases/README.md``):
 - Allocation: one event (an unsaved attack or a devastating attack) at a time onto one model; a
   wounded model takes the next event; damage beyond the model's remaining wounds is lost.
   Weapons are resolved in the order given, the wound state carried from weapon to weapon.
+- HAZARDOUS: one test (D6) per model that fired a Hazardous weapon, failed on a 1; each failure
+  is 3 mortal wounds on the attacking unit (current wording: on a model equipped with the weapon;
+  the original wording's "one model destroyed unless CHARACTER, MONSTER or VEHICLE" is not used,
+  so ``AttackResult.hazardous_models_destroyed`` stays 0).
+
+11th edition (``Context.edition == 11``; the core rules page in ``raw/``, sections named) differs
+as follows; everything else is as above:
+
+- 13.08 Benefit of Cover: a ranged attack without [IGNORES COVER] (24.18) against a target with
+  the benefit of cover has its BS characteristic worsened by 1 (3+ becomes 4+). That is a change
+  of the characteristic, outside the +/-1 cap of hit roll modifiers; the save is not changed, and
+  there is no Sv 3+ / AP 0 exception. An unmodified 6 is still a Critical Hit and hits.
+- 24.33 STEALTH: the target has the benefit of cover against ranged attacks (no -1 to hit; not
+  cumulative with ``Context.cover``: BS is worsened by 1 at most).
+- [PSYCHIC]: "you can ignore any or all modifiers to that attack's BS or WS characteristic and
+  any or all modifiers to the hit roll" (BSData 11th-edition game system; the page in ``raw/``
+  lacks the section): the attacker ignores each modifier that hurts it and keeps each one that
+  helps, so the BS worsening of cover is ignored, a negative ``hit_modifier`` (one net modifier
+  from other rules) is ignored and HEAVY's +1 is kept.
+- 15.09 SNAP SHOOTING (``Context.overwatch``): a hit only on an unmodified 6, and no hit re-rolls.
+- 24.23 LETHAL HITS: optional, per weapon (``Context.lethal_hits_choice``): True auto-wounds on a
+  Critical Hit, False rolls to wound (so the Critical Hit can become a Critical Wound for
+  DEVASTATING WOUNDS or ANTI). None: each Lethal Hits weapon is simulated alone with both options
+  (same seed) and the option with the higher mean damage is kept; auto-wounding is kept unless
+  rolling to wound does more by over 3 standard errors, so that a tie auto-wounds. The total
+  damage, counted before excess is lost, is the sum of the weapons' damage, so this is the best of
+  the 2^k combinations. The option is reported in ``AttackResult.choices`` (``attacker_choices``).
+- 24.10 DEVASTATING WOUNDS: a Critical Wound ends the attack; mortal wounds equal to D, inflicted
+  after the normal damage of the unit's attacks, at most one model per Critical Wound (the rest
+  lost): the same allocation as in the 10th edition.
+- Saves: the better of the armour save (after AP) and the InSv.
+- 24.05 [BLAST X]: X attack dice per model for every five target models (``Weapon.blast``).
+- ANTI: any two Anti abilities are duplicates, so one is used: the applicable one that gives the
+  higher mean damage, chosen like the Lethal Hits option (usually the lowest threshold, as in the
+  10th edition; a higher one can win with DEVASTATING WOUNDS against a Feel No Pain that works
+  only against mortal wounds). Reported in ``AttackResult.choices`` when the thresholds differ.
+- 24.15 HAZARDOUS / 06.03 hazard rolls: one hazard roll per Hazardous weapon selected (one per
+  model firing it), failing on a 1-2; each failure is 1 mortal wound on the attacking unit, or 3
+  if it is MONSTER or VEHICLE.
 
 Counted per trial: ``attacks``; ``hits`` (including Sustained Hits' extra hits and Lethal Hits'
 Critical Hits); ``wounds`` (successful wound rolls plus Lethal Hits' automatic wounds);
 ``unsaved`` (attacks that failed their save, devastating attacks excluded); ``mortal_wounds``
 (the mortal wounds of devastating attacks, after damage modifiers and before Feel No Pain);
 ``damage`` (all damage points after modifiers and Feel No Pain, before excess is lost);
-``models_destroyed``; and the attacker's failed HAZARDOUS tests (one D6 per model that fired a
-Hazardous weapon, failing on a 1), whose mean is ``AttackResult.hazardous_mortal_wounds``.
+``models_destroyed``; and the attacker's failed Hazardous tests / hazard rolls, whose mean times
+``hazard_mortal_wounds_per_failure`` is ``AttackResult.hazardous_mortal_wounds``.
 
-Not modelled: 11th-edition rules (``Context.edition == 11`` raises ``InputError``); PRECISION and
-PSYCHIC (no effect on the outcome against Bodyguard models).
+Not modelled: PRECISION (no effect on the outcome against Bodyguard models); PSYCHIC in the 10th
+edition (a tag only).
 """
 
 from __future__ import annotations
@@ -63,7 +103,7 @@ from typing import Sequence
 
 import numpy as np
 
-from pipeline.engine.profiles import Context, Reroll, Target, Weapon
+from pipeline.engine.profiles import Anti, Context, Reroll, Target, Weapon
 from pipeline.engine.result import STAGES, AttackResult, Distribution
 from pipeline.errors import InputError
 from schemas.types import DiceExpr
@@ -72,6 +112,9 @@ from schemas.types import DiceExpr
 _MAX_CELLS = 4_000_000
 _MAX_CHUNK = 50_000
 _RNG_DTYPE = np.int16
+#: A candidate option replaces the attacker's default only when it does more mean damage by more
+#: than this many standard errors (see ``attacker_choices``).
+_CHOICE_STANDARD_ERRORS = 3
 
 
 @dataclass(frozen=True)
@@ -91,6 +134,14 @@ class TrialCounts:
     FIELDS = STAGES
 
 
+
+#: The two options of 11th-edition LETHAL HITS, as reported in ``AttackResult.choices``.
+LETHAL_HITS_OPTIONS = {
+    True: "auto-wound on critical hits",
+    False: "roll to wound (keeps Critical Wounds for DEVASTATING WOUNDS / ANTI)",
+}
+
+
 def simulate(
     weapons: Sequence[Weapon],
     target: Target,
@@ -98,37 +149,70 @@ def simulate(
     *,
     trials: int = 100_000,
     seed: int = 0,
+    choices: Sequence[AttackerChoice] | None = None,
 ) -> AttackResult:
     """Simulate ``trials`` attack sequences and return an ``AttackResult`` of empirical pmfs.
 
     ``weapons`` are fired in order at ``target`` under ``context`` (the default ``Context()``).
     Each distribution's ``pmf`` is a float64 array indexed by count (frequency / trials);
     ``target_destroyed`` is the fraction of trials in which every model was destroyed. The same
-    ``seed`` and ``trials`` give the same result. Rules: see the module docstring (10th edition).
+    ``seed`` and ``trials`` give the same result. Rules: see the module docstring (10th and 11th
+    edition). In the 11th edition ``choices`` holds the Lethal Hits option of each Lethal Hits
+    weapon (``LETHAL_HITS_OPTIONS``) and, where two or more Anti abilities with different
+    thresholds apply, the one used (``"Anti: <weapon>": "Anti-INFANTRY 2+"``); a TORRENT weapon
+    scores no Critical Hit, so it has no Lethal Hits entry. Both are chosen by
+    ``attacker_choices``, unless ``choices`` gives them (one ``AttackerChoice`` per weapon).
 
     The standard error of a mean is ``sd / sqrt(trials)``; with 100,000 trials that is about
     0.3% of the standard deviation.
 
     Raises ``InputError`` for ``trials < 1``, a target without models or wounds, a weapon fired
-    by no model, or a 11th-edition context.
+    by no model, an edition other than 10 and 11, or ``choices`` not one per weapon.
     """
     context = context or Context()
-    counts = simulate_trials(weapons, target, context, trials=trials, seed=seed)
+    chosen = _choices(weapons, target, context, trials, seed, choices)
+    counts = _run(weapons, target, context, chosen, trials, seed)
+    report: dict[str, str] = {}
+    if context.edition == 11:
+        for w, choice in zip(weapons, chosen):
+            if w.lethal_hits and not w.torrent and w.skill is not None:  # it can score Critical Hits
+                report[f"Lethal Hits: {w.name}"] = LETHAL_HITS_OPTIONS[choice.auto_wound]
+            if len({a.threshold for a in applicable_anti(w, target)}) > 1 and choice.anti is not None:
+                report[f"Anti: {w.name}"] = f"Anti-{choice.anti.keyword} {choice.anti.threshold}+"
     dists = {
         name: Distribution(np.bincount(getattr(counts, name)).astype(np.float64) / trials)
         for name in TrialCounts.FIELDS
     }
     destroyed = float(np.mean(counts.models_destroyed == target.models))
+    failed = float(counts.hazardous_tests_failed.mean())
     notes = (
-        f"Monte Carlo simulation, 10th edition: {trials:,} trials, seed {seed}",
+        f"Monte Carlo simulation, {context.edition}th edition: {trials:,} trials, seed {seed}",
         "re-roll 'all' is re-roll failed rolls; Devastating Wounds allocated after all other attacks",
+        f"attacker's failed {'Hazardous tests' if context.edition == 10 else 'hazard rolls'}: "
+        f"{failed:.4f} expected",
     )
     return AttackResult(
         **dists,
         target_destroyed=destroyed,
-        hazardous_mortal_wounds=float(counts.hazardous_tests_failed.mean()),
+        hazardous_mortal_wounds=failed * hazard_mortal_wounds_per_failure(context),
         notes=notes,
+        choices=report,
     )
+
+
+def hazard_mortal_wounds_per_failure(context: Context) -> int:
+    """Mortal wounds the attacking unit suffers per failed Hazardous test (10th edition, current
+    wording: 3, on a model equipped with the weapon) or hazard roll (11th edition, 06.03: 1, or 3
+    when the unit is MONSTER/VEHICLE, read from ``context.attacker_keywords``).
+
+    >>> [hazard_mortal_wounds_per_failure(Context(edition=e)) for e in (10, 11)]
+    [3, 1]
+    >>> hazard_mortal_wounds_per_failure(Context(edition=11, attacker_keywords=frozenset({"VEHICLE"})))
+    3
+    """
+    if context.edition == 10:
+        return 3
+    return 3 if context.attacker_keywords & {"MONSTER", "VEHICLE"} else 1
 
 
 def simulate_trials(
@@ -138,18 +222,102 @@ def simulate_trials(
     *,
     trials: int = 100_000,
     seed: int = 0,
+    choices: Sequence[AttackerChoice] | None = None,
 ) -> TrialCounts:
     """Simulate ``trials`` attack sequences; the per-trial counts (see ``TrialCounts``).
 
     Trials are run in chunks (at most ``_MAX_CELLS`` cells in the allocation matrix) from one
     ``numpy.random.Generator`` seeded with ``seed``, so results depend only on the inputs,
-    ``trials`` and ``seed``. Raises ``InputError`` as ``simulate`` does.
+    ``trials`` and ``seed``. The attacker's 11th-edition options (Lethal Hits, Anti) are given or
+    taken as in ``simulate``. Raises ``InputError`` as ``simulate`` does.
     """
     context = context or Context()
-    if context.edition != 10:
+    chosen = _choices(weapons, target, context, trials, seed, choices)
+    return _run(weapons, target, context, chosen, trials, seed)
+
+
+def _choices(weapons, target, context, trials, seed, choices) -> tuple[AttackerChoice, ...]:
+    _check_inputs(weapons, target, context, trials)
+    if choices is None:
+        return attacker_choices(weapons, target, context, trials=trials, seed=seed)
+    if len(choices) != len(weapons):
         raise InputError(
-            f"the Monte Carlo simulator implements the 10th edition only (got edition "
-            f"{context.edition}); use the exact engine for 11th-edition attacks"
+            f"choices needs one AttackerChoice per weapon (got {len(choices)} for {len(weapons)} weapons)"
+        )
+    return tuple(choices)
+
+
+@dataclass(frozen=True)
+class AttackerChoice:
+    """The attacker's options for one weapon.
+
+    ``auto_wound``: its Critical Hits wound automatically (LETHAL HITS taken; False for a weapon
+    without Lethal Hits). ``anti``: 11th edition, the one ANTI ability used (None when none
+    applies; in the 10th edition every applicable one is used and this is None).
+    """
+
+    auto_wound: bool
+    anti: Anti | None = None
+
+
+def attacker_choices(
+    weapons: Sequence[Weapon],
+    target: Target,
+    context: Context,
+    *,
+    trials: int = 100_000,
+    seed: int = 0,
+) -> tuple[AttackerChoice, ...]:
+    """The attacker's options for each weapon, taken for the higher mean damage.
+
+    10th edition: every Lethal Hits weapon auto-wounds and every applicable Anti ability counts.
+    11th edition: LETHAL HITS (24.23) is optional: the context's ``lethal_hits_choice`` when it
+    is True or False, else both options are candidates; and any two Anti abilities are
+    duplicates, so when several apply with different thresholds each is a candidate (the lowest
+    threshold usually wins, but a higher one can be better against a Feel No Pain that works
+    only against mortal wounds, with DEVASTATING WOUNDS). With two or more candidates, the weapon
+    is simulated alone under each (``trials`` trials, the same ``seed``: common random numbers)
+    and the one with the higher mean damage is taken. The candidates are tried in the order
+    auto-wound first, then lower thresholds first, and a later one replaces the best so far only
+    when its mean damage is higher by more than ``_CHOICE_STANDARD_ERRORS`` standard errors of
+    the difference, so that options of equal expected damage (ties) keep the earlier one
+    whatever the sampling noise. Damage is counted before excess is lost, so a unit's damage is
+    the sum of its weapons' and the weapon-by-weapon choice is the best of all the combinations.
+    Raises ``InputError`` as ``simulate`` does.
+    """
+    _check_inputs(weapons, target, context, trials)
+    if context.edition == 10:
+        return tuple(AttackerChoice(auto_wound=w.lethal_hits) for w in weapons)
+    chosen = []
+    for w in weapons:
+        can_choose = w.lethal_hits and not w.torrent and w.skill is not None  # has Critical Hits
+        if context.lethal_hits_choice is not None:
+            lethal = [w.lethal_hits and context.lethal_hits_choice]
+        else:
+            lethal = [True, False] if can_choose else [w.lethal_hits]
+        by_threshold: dict[int, Anti] = {}
+        for a in sorted(applicable_anti(w, target), key=lambda a: a.threshold):
+            by_threshold.setdefault(a.threshold, a)
+        antis = list(by_threshold.values()) or [None]
+        candidates = [AttackerChoice(auto, anti) for auto in lethal for anti in antis]
+        if len(candidates) == 1:
+            chosen.append(candidates[0])
+            continue
+        best, best_damage = candidates[0], _run([w], target, context, candidates[:1], trials, seed).damage
+        for candidate in candidates[1:]:
+            damage = _run([w], target, context, (candidate,), trials, seed).damage
+            se = np.sqrt((damage.var() + best_damage.var()) / trials)
+            if damage.mean() - best_damage.mean() > _CHOICE_STANDARD_ERRORS * se:
+                best, best_damage = candidate, damage
+        chosen.append(best)
+    return tuple(chosen)
+
+
+def _check_inputs(weapons: Sequence[Weapon], target: Target, context: Context, trials: int) -> None:
+    if context.edition not in (10, 11):
+        raise InputError(
+            f"the Monte Carlo simulator knows the 10th and 11th editions (got edition "
+            f"{context.edition}); use Context(edition=10) or Context(edition=11)"
         )
     if trials < 1:
         raise InputError(f"trials must be at least 1 (got {trials})")
@@ -159,13 +327,24 @@ def simulate_trials(
             f"model firing it (got {target.models} x W{target.wounds}, weapon models "
             f"{[w.models for w in weapons]})"
         )
+
+
+def _run(
+    weapons: Sequence[Weapon],
+    target: Target,
+    context: Context,
+    chosen: tuple[AttackerChoice, ...],
+    trials: int,
+    seed: int,
+) -> TrialCounts:
+    """The chunked simulation, with the attacker's option for each weapon given (``chosen``)."""
     rng = np.random.default_rng(seed)
     chunk = int(np.clip(_MAX_CELLS // max(1, _max_events(weapons, target, context)), 1, _MAX_CHUNK))
     parts: list[TrialCounts] = []
     done = 0
     while done < trials:
         n = min(chunk, trials - done)
-        parts.append(_simulate_chunk(rng, weapons, target, context, n))
+        parts.append(_simulate_chunk(rng, weapons, target, context, chosen, n))
         done += n
     names = TrialCounts.FIELDS + ("hazardous_tests_failed",)
     return TrialCounts(**{name: np.concatenate([getattr(p, name) for p in parts]) for name in names})
@@ -188,31 +367,108 @@ def wound_roll_target(strength: int, toughness: int) -> int:
     return 5
 
 
-def save_roll_target(weapon: Weapon, target: Target, context: Context) -> int:
-    """The unmodified save roll needed (7 means no save can succeed), 10th edition.
+def has_benefit_of_cover(weapon: Weapon, target: Target, context: Context) -> bool:
+    """Whether the target has the Benefit of Cover against an attack of ``weapon``.
 
-    The armour save is worsened by AP and improved by 1 by the Benefit of Cover (ranged attacks
-    without IGNORES COVER, except Sv 3+ or better against AP 0); the invulnerable save ignores
-    both; the better of the two is taken. An unmodified 1 always fails, so the result is >= 2.
+    Only ranged attacks without IGNORES COVER; ``context.cover`` in both editions, and in the 11th
+    edition also a target with Stealth (24.33; one benefit, never two).
+
+    >>> from schemas.types import DiceExpr
+    >>> one = DiceExpr(text="1", dice_count=0, dice_sides=0, modifier=1)
+    >>> w = Weapon(name="w", attacks=one, skill=3, strength=4, armour_penetration=0, damage=one)
+    >>> stealthy = Target(toughness=4, save=3, wounds=2, stealth=True)
+    >>> has_benefit_of_cover(w, stealthy, Context()), has_benefit_of_cover(w, stealthy, Context(edition=11))
+    (False, True)
+    """
+    if weapon.is_melee or weapon.ignores_cover:
+        return False
+    return context.cover or (context.edition == 11 and target.stealth)
+
+
+def hit_roll_target(weapon: Weapon, target: Target, context: Context) -> tuple[int, int]:
+    """(the BS/WS roll target after changes to the characteristic, the net hit roll modifier).
+
+    For a weapon with a hit roll (``skill`` not None) outside Fire Overwatch / snap shooting.
+    The modifier is ``hit_modifier`` plus HEAVY (+1 when stationary), capped at +1/-1.
+    10th edition: Stealth is -1 to hit for ranged attacks, inside the cap; the characteristic is
+    unchanged. 11th edition: the Benefit of Cover (13.08, which Stealth gives) worsens the
+    characteristic by 1, outside the cap; a [PSYCHIC] attack ignores every modifier that hurts
+    it (the worsening, a negative ``hit_modifier``) and keeps those that help (a positive
+    ``hit_modifier``, HEAVY). Raises ``ValueError`` for a weapon without a hit roll (a caller's
+    bug: TORRENT attacks are resolved without one).
+
+    >>> from schemas.types import DiceExpr
+    >>> one = DiceExpr(text="1", dice_count=0, dice_sides=0, modifier=1)
+    >>> w = Weapon(name="w", attacks=one, skill=3, strength=4, armour_penetration=0, damage=one)
+    >>> t = Target(toughness=4, save=3, wounds=2)
+    >>> hit_roll_target(w, t, Context(edition=11, cover=True, hit_modifier=-1))
+    (4, -1)
+    >>> psychic = Weapon(**{**w.__dict__, "psychic": True})
+    >>> hit_roll_target(psychic, t, Context(edition=11, cover=True, hit_modifier=-1))
+    (3, 0)
+    >>> hit_roll_target(psychic, t, Context(edition=11, cover=True, hit_modifier=1))
+    (3, 1)
+    >>> hit_roll_target(w, Target(toughness=4, save=3, wounds=2, stealth=True), Context(hit_modifier=-1))
+    (3, -1)
+    """
+    if weapon.skill is None:
+        raise ValueError(f"weapon {weapon.name!r} makes no hit roll (TORRENT)")
+    heavy = 1 if weapon.heavy and context.stationary else 0
+    if context.edition == 10:
+        stealth = 1 if target.stealth and not weapon.is_melee else 0
+        return weapon.skill, _capped(context.hit_modifier + heavy - stealth)
+    if weapon.psychic:  # each modifier that hurts the attack is ignored
+        return weapon.skill, _capped(max(0, context.hit_modifier) + heavy)
+    worsening = 1 if has_benefit_of_cover(weapon, target, context) else 0
+    return weapon.skill + worsening, _capped(context.hit_modifier + heavy)
+
+
+def save_roll_target(weapon: Weapon, target: Target, context: Context) -> int:
+    """The unmodified save roll needed (7 means no save can succeed).
+
+    10th edition: the armour save is worsened by AP and improved by 1 by the Benefit of Cover
+    (ranged attacks without IGNORES COVER, except Sv 3+ or better against AP 0); the invulnerable
+    save ignores both; the better of the two is taken. 11th edition: the better of the armour save
+    worsened by AP and the InSv (cover changes the BS instead). An unmodified 1 always fails, so
+    the result is >= 2.
 
     >>> from schemas.types import DiceExpr
     >>> one = DiceExpr(text="1", dice_count=0, dice_sides=0, modifier=1)
     >>> w = Weapon(name="w", attacks=one, skill=3, strength=4, armour_penetration=-1, damage=one)
     >>> save_roll_target(w, Target(toughness=4, save=3, wounds=2), Context(cover=True))
     3
+    >>> save_roll_target(w, Target(toughness=4, save=3, wounds=2), Context(edition=11, cover=True))
+    4
     >>> save_roll_target(w, Target(toughness=4, save=3, wounds=2, invulnerable_save=4), Context())
     4
     """
     needed = 7
     if target.save is not None:
         armour = target.save - weapon.armour_penetration
-        in_cover = context.cover and not weapon.is_melee and not weapon.ignores_cover
+        in_cover = context.edition == 10 and has_benefit_of_cover(weapon, target, context)
         if in_cover and not (target.save <= 3 and weapon.armour_penetration == 0):
             armour -= 1
         needed = min(needed, armour)
     if target.invulnerable_save is not None:
         needed = min(needed, target.invulnerable_save)
     return max(2, needed)
+
+
+def blast_attacks(weapon: Weapon, target: Target, context: Context) -> int:
+    """The attacks BLAST adds per model firing ``weapon``: 1 (10th edition) or X (11th edition,
+    [BLAST X], 24.05) for every five models in the target unit, rounding down.
+
+    >>> from schemas.types import DiceExpr
+    >>> one = DiceExpr(text="1", dice_count=0, dice_sides=0, modifier=1)
+    >>> w = Weapon(name="w", attacks=one, skill=3, strength=4, armour_penetration=0, damage=one, blast=2)
+    >>> t = Target(toughness=3, save=5, wounds=1, models=12)
+    >>> blast_attacks(w, t, Context()), blast_attacks(w, t, Context(edition=11))
+    (2, 4)
+    """
+    if not weapon.blast:
+        return 0
+    per_five = weapon.blast if context.edition == 11 else 1
+    return per_five * (target.models // 5)
 
 
 def _capped(modifier: int) -> int:
@@ -301,8 +557,7 @@ def _attacks_per_model_bound(weapon: Weapon, target: Target, context: Context) -
     most = weapon.attacks.maximum
     if weapon.rapid_fire is not None and context.half_range:
         most += weapon.rapid_fire.maximum
-    if weapon.blast:
-        most += weapon.blast * (target.models // 5)
+    most += blast_attacks(weapon, target, context)
     return max(0, most)
 
 
@@ -319,38 +574,62 @@ def _hit_roll(rng, weapon: Weapon, target: Target, context: Context, attack_tria
     """(normal hits, Critical Hits) as trial indices, one entry per hit, before Sustained Hits."""
     if weapon.torrent or weapon.skill is None:
         return attack_trial, attack_trial[:0]
+    reroll = context.reroll_hits
     if context.overwatch:
+        if context.edition == 11:
+            reroll = None  # 15.09 snap shooting: "You cannot re-roll hit rolls."
+
         def judge(rolls):
             six = rolls == 6
             return six, six
     else:
-        modifier = context.hit_modifier + (1 if weapon.heavy and context.stationary else 0)
-        if target.stealth and not weapon.is_melee:
-            modifier -= 1
-        modifier = _capped(modifier)
+        needed, modifier = hit_roll_target(weapon, target, context)
 
         def judge(rolls):
-            return _outcome(rolls, weapon.skill, modifier, context.critical_hit_on)
+            return _outcome(rolls, needed, modifier, context.critical_hit_on)
 
-    rolls = _roll_test(rng, attack_trial.size, context.reroll_hits, judge)
+    rolls = _roll_test(rng, attack_trial.size, reroll, judge)
     success, critical = judge(rolls)
     return attack_trial[success & ~critical], attack_trial[critical]
 
 
-def _critical_wound_on(weapon: Weapon, target: Target, context: Context) -> int:
-    """The unmodified wound roll that is a Critical Wound, with ANTI-KEYWORD X+ applied."""
-    applicable = [a.threshold for a in weapon.anti if a.keyword.upper() in target.keywords]
+def applicable_anti(weapon: Weapon, target: Target) -> tuple[Anti, ...]:
+    """The weapon's ANTI-KEYWORD X+ abilities whose keyword the target has."""
+    return tuple(a for a in weapon.anti if a.keyword.upper() in target.keywords)
+
+
+def critical_wound_on(weapon: Weapon, target: Target, context: Context, anti: Anti | None = None) -> int:
+    """The unmodified wound roll that is a Critical Wound, with ANTI-KEYWORD X+ applied.
+
+    10th edition: every Anti ability whose keyword the target has applies, so the lowest of their
+    thresholds counts. 11th edition: any two Anti abilities are duplicates and only one is used:
+    ``anti`` (the attacker's choice, see ``attacker_choices``), by default the applicable one with
+    the lowest threshold.
+
+    >>> from schemas.types import DiceExpr
+    >>> one = DiceExpr(text="1", dice_count=0, dice_sides=0, modifier=1)
+    >>> anti = (Anti("INFANTRY", 4), Anti("VEHICLE", 2), Anti("MONSTER", 3))
+    >>> w = Weapon(name="w", attacks=one, skill=3, strength=4, armour_penetration=0, damage=one, anti=anti)
+    >>> t = Target(toughness=4, save=3, wounds=2, keywords=frozenset({"INFANTRY", "MONSTER"}))
+    >>> critical_wound_on(w, t, Context()), critical_wound_on(w, t, Context(edition=11))
+    (3, 3)
+    >>> critical_wound_on(w, t, Context(edition=11), anti=anti[0])
+    4
+    """
+    applicable = [a.threshold for a in applicable_anti(weapon, target)]
+    if context.edition == 11 and applicable:
+        applicable = [anti.threshold if anti is not None else min(applicable)]
     return min([context.critical_wound_on, *applicable])
 
 
-def _fire(rng, weapon: Weapon, target: Target, context: Context, n: int) -> _Fired:
-    """Resolve one weapon's attacks in ``n`` trials up to damage after Feel No Pain."""
+def _fire(rng, weapon: Weapon, target: Target, context: Context, choice: AttackerChoice, n: int) -> _Fired:
+    """Resolve one weapon's attacks in ``n`` trials up to damage after Feel No Pain, with the
+    attacker's ``choice`` (Lethal Hits option, the Anti ability used)."""
     # Attacks: rolled per model, plus Rapid Fire and Blast per model.
     per_model = _roll(rng, weapon.attacks, n * weapon.models)
     if weapon.rapid_fire is not None and context.half_range:
         per_model += _roll(rng, weapon.rapid_fire, n * weapon.models)
-    if weapon.blast:
-        per_model += weapon.blast * (target.models // 5)
+    per_model += blast_attacks(weapon, target, context)
     attacks = np.maximum(per_model, 0).reshape(n, weapon.models).sum(axis=1)
     attack_trial = np.repeat(np.arange(n, dtype=np.int32), attacks)
     empty = attack_trial[:0]
@@ -362,17 +641,17 @@ def _fire(rng, weapon: Weapon, target: Target, context: Context, n: int) -> _Fir
         extra_hit = np.repeat(critical_hit, extra)
     hits = _per_trial(normal_hit, n) + _per_trial(critical_hit, n) + _per_trial(extra_hit, n)
 
-    # Wound roll (Lethal Hits' Critical Hits skip it).
-    if weapon.lethal_hits:
+    # Wound roll (Lethal Hits' Critical Hits skip it when the weapon auto-wounds).
+    if weapon.lethal_hits and choice.auto_wound:
         rolled, automatic = np.concatenate([normal_hit, extra_hit]), critical_hit
     else:
         rolled, automatic = np.concatenate([normal_hit, extra_hit, critical_hit]), empty
-    critical_wound_on = _critical_wound_on(weapon, target, context)
     wound_modifier = _capped(context.wound_modifier + (1 if weapon.lance and context.charged else 0))
     needed = wound_roll_target(weapon.strength, target.toughness)
+    critical_on = critical_wound_on(weapon, target, context, choice.anti)
 
     def judge_wound(rolls):
-        return _outcome(rolls, needed, wound_modifier, critical_wound_on)
+        return _outcome(rolls, needed, wound_modifier, critical_on)
 
     reroll = _more_generous(context.reroll_wounds, "failed" if weapon.twin_linked else None)
     rolls = _roll_test(rng, rolled.size, reroll, judge_wound)
@@ -386,7 +665,8 @@ def _fire(rng, weapon: Weapon, target: Target, context: Context, n: int) -> _Fir
         devastating = empty
         to_save = np.concatenate([wounded, automatic])
 
-    # Saving throw: one roll against the better of armour (after AP and cover) and invulnerable.
+    # Saving throw: one roll against the better of armour (after AP and, in the 10th edition,
+    # cover) and invulnerable.
     save_on = save_roll_target(weapon, target, context)
     unsaved_trial = to_save[_d6(rng, to_save.size) < save_on]
 
@@ -396,10 +676,12 @@ def _fire(rng, weapon: Weapon, target: Target, context: Context, n: int) -> _Fir
     fnp_mortal = [x for x in (target.feel_no_pain, target.feel_no_pain_mortal) if x is not None]
     mortal_damage = _feel_no_pain(rng, mortal, min(fnp_mortal) if fnp_mortal else None)
 
-    # Hazardous (10th edition): one test per model that fired the weapon, failed on a 1.
+    # Hazardous: one D6 per model that fired the weapon; a 10th-edition Hazardous test fails on a
+    # 1, an 11th-edition hazard roll (06.03) on a 1-2.
     hazardous = np.zeros(n, dtype=np.int64)
     if weapon.hazardous:
-        hazardous = (_d6(rng, n * weapon.models).reshape(n, weapon.models) == 1).sum(axis=1)
+        fails_on = 1 if context.edition == 10 else 2
+        hazardous = (_d6(rng, n * weapon.models).reshape(n, weapon.models) <= fails_on).sum(axis=1)
     return _Fired(
         attacks=attacks.astype(np.int64),
         hits=hits,
@@ -453,8 +735,15 @@ def _allocate(events: list[tuple[np.ndarray, np.ndarray]], n: int, target: Targe
     return out
 
 
-def _simulate_chunk(rng, weapons: Sequence[Weapon], target: Target, context: Context, n: int) -> TrialCounts:
-    fired = [_fire(rng, w, target, context, n) for w in weapons]
+def _simulate_chunk(
+    rng,
+    weapons: Sequence[Weapon],
+    target: Target,
+    context: Context,
+    chosen: tuple[AttackerChoice, ...],
+    n: int,
+) -> TrialCounts:
+    fired = [_fire(rng, w, target, context, choice, n) for w, choice in zip(weapons, chosen)]
     zero = np.zeros(n, dtype=np.int64)
 
     def total(name: str) -> np.ndarray:

@@ -578,9 +578,10 @@ def test_attacks_dice_summed_over_models_with_rapid_fire_and_blast():
                {k: Fraction(6 - abs(k - 7), 36) for k in range(2, 13)})
 
 
-def test_hazardous_expected_failed_tests():
+def test_hazardous_expected_mortal_wounds_10th_edition():
+    # 5 models fire a Hazardous weapon: each test fails on a 1 (1/6) for 3 mortal wounds
     r = resolve([weapon(hazardous=True, models=5), weapon(models=3)], target())
-    assert close(r.hazardous_mortal_wounds, Fraction(5, 6))
+    assert close(r.hazardous_mortal_wounds, Fraction(5, 6) * 3)
     assert resolve([weapon()], target()).hazardous_mortal_wounds == 0.0
 
 
