@@ -30,7 +30,8 @@ test: $(STAMP) ## Run the tests (unit, golden files, properties, end to end)
 	$(BIN)/python -m pytest tests pipeline schemas
 
 bench: $(STAMP) ## Print speed figures (engine, build) with ratios against a reference
-	$(BIN)/python benchmarks/bench_engine.py
+	$(BIN)/python benchmarks/bench_engine.py $(DB)
+	$(BIN)/python benchmarks/bench_build.py
 
 clean: ## Remove the virtual environment, caches and built databases
 	rm -rf $(VENV) .pytest_cache .hypothesis db/*.duckdb db/*.tmp

@@ -7,12 +7,14 @@ printed at the end.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
 from pipeline.aliases import load_aliases
+from pipeline.editions import detect_edition
 from pipeline.extract import RawSnapshot, is_present, read_snapshot
 from pipeline.load import load_database
 from pipeline.manifest import read_manifest
@@ -23,7 +25,7 @@ from pipeline.merge import (
     fill_combat_patrol_characteristics,
     source_order,
 )
-from schemas.records import Accounting, Conflict, Record, Reject, Source
+from schemas.records import Accounting, Conflict, DataFlag, Record, Reject, Source
 
 Progress = Callable[[str], None]
 
@@ -67,6 +69,34 @@ class BuildReport:
     def inconsistent(self) -> list[Accounting]:
         """Accounting rows whose counts do not add up (a bug: should be empty)."""
         return [a for a in self.accounting if a.input_rows != a.loaded + a.duplicates + a.rejected]
+
+
+def with_detected_edition(snapshot: RawSnapshot, progress: Progress) -> RawSnapshot:
+    """A text snapshot whose manifest entry states no edition gets the detected one.
+
+    The detection and its evidence are kept as a ``DataFlag`` on the source (``edition_detected``,
+    and ``edition_markers_mixed`` when markers of both editions occur). When no marker is found
+    the edition stays unknown.
+    """
+    source = snapshot.source
+    if source.edition is not None or snapshot.text is None:
+        return snapshot
+    found = detect_edition(snapshot.text)
+    evidence = "; ".join(f"{e.marker} x{e.count} (line {e.first_line})" for e in found.evidence)
+    if found.edition is None:
+        progress(f"{source.source_id}: no edition stated and none detected ({evidence or 'no markers'})")
+        return snapshot
+    progress(f"{source.source_id}: edition {found.edition} detected ({evidence})")
+    flags = [DataFlag(source_id=source.source_id, locator="whole file", table_name="sources",
+                      entity_key=source.source_id, flag="edition_detected",
+                      detail=f"edition {found.edition}, scores {found.scores}: {evidence}")]
+    if found.mixed:
+        flags.append(DataFlag(source_id=source.source_id, locator="whole file", table_name="sources",
+                              entity_key=source.source_id, flag="edition_markers_mixed",
+                              detail=f"markers of both editions, scores {found.scores}"))
+    return dataclasses.replace(
+        snapshot, source=source.model_copy(update={"edition": found.edition}), flags=tuple(flags)
+    )
 
 
 def parse_snapshot(snapshot: RawSnapshot) -> ParseResult:
@@ -207,10 +237,12 @@ def build(raw_dir: Path, db_path: Path, progress: Progress = lambda _msg: None) 
     for sid in skipped:
         progress(f"skipped {sid}: not fetched (run `wh40k fetch --only {sid}`, or with --mirror DIR)")
     sources = [s for s in listed if s.source_id not in skipped]
-    snapshots = [read_snapshot(raw_dir, source) for source in sources]
+    snapshots = [with_detected_edition(read_snapshot(raw_dir, source), progress) for source in sources]
+    sources = [snapshot.source for snapshot in snapshots]
     results: dict[str, ParseResult] = {}
     for snapshot in snapshots:
         result = parse_snapshot(snapshot)
+        result.records.extend(snapshot.flags)
         results[snapshot.source.source_id] = result
         progress(
             f"parsed {snapshot.source.source_id}: {len(result.records)} records, "

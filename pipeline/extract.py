@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.errors import RawFileError
-from schemas.records import Source
+from schemas.records import DataFlag, Source
 
 
 @dataclass(frozen=True)
@@ -17,6 +17,7 @@ class RawSnapshot:
     source: Source
     text: str | None = None
     files: dict[str, str] | None = None
+    flags: tuple[DataFlag, ...] = ()  # notes about the snapshot itself (e.g. a detected edition)
 
 
 def _read_text(path: Path, source: Source) -> str:

@@ -170,3 +170,37 @@ def test_edition_detection_on_the_seeds():
         d = detect_edition((RAW / name).read_text(encoding="utf-8"))
         assert d.edition == edition, name
         assert {e.edition for e in d.evidence} >= {edition}
+
+
+def test_build_detects_the_edition_of_an_undeclared_source(tmp_path):
+    from pipeline.manifest import MANIFEST_NAME
+
+    raw = tmp_path / "raw"
+    shutil.copytree(RAW, raw)
+    manifest = (raw / MANIFEST_NAME).read_text(encoding="utf-8")
+    entry_start = manifest.index('id = "wahapedia-11e-rules-astra-militarum"')
+    entry_end = manifest.index("[[source]]", entry_start)
+    entry = manifest[entry_start:entry_end].replace("edition = 11\n", "")
+    (raw / MANIFEST_NAME).write_text(manifest[:entry_start] + entry + manifest[entry_end:], encoding="utf-8")
+    db = tmp_path / "x.duckdb"
+    build(raw, db)
+    con = duckdb.connect(str(db), read_only=True)
+    assert con.execute(
+        "SELECT edition FROM sources WHERE source_id = 'wahapedia-11e-rules-astra-militarum'").fetchone() == (11,)
+    flags = dict(con.execute(
+        "SELECT flag, detail FROM data_flags WHERE entity_key = 'wahapedia-11e-rules-astra-militarum'").fetchall())
+    assert set(flags) == {"edition_detected", "edition_markers_mixed"}
+    assert "numbered section" in flags["edition_detected"]
+    assert con.execute(
+        "SELECT count(*) FROM rule_texts WHERE source_id = 'wahapedia-11e-rules-astra-militarum' AND edition = 11"
+    ).fetchone()[0] > 30
+
+
+def test_cli_detect_edition_gives_evidence():
+    out = wh40k("detect-edition", str(RAW / "wahapedia-10e-combat-patrol-sanctuary-guardians.txt"), "--format", "json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["edition"] == 10 and not data["mixed"]
+    assert {e["marker"] for e in data["evidence"]} >= {"Engagement Range", "Hazardous test"}
+    out = wh40k("detect-edition", "/nonexistent.txt")
+    assert out.returncode == 1 and out.stderr.startswith("Error: /nonexistent.txt")

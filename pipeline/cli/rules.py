@@ -95,3 +95,33 @@ def rule_diff_command(
           f"edition {to_edition} ({diff.new.source_id})")
     print("[-removed-] {+added+}\n")
     print(diff.marked())
+
+
+@app.command("detect-edition")
+def detect_edition_command(
+    file: Path = typer.Argument(..., help="A rules text file (UTF-8)."),
+    fmt: Format = typer.Option(Format.table, "--format", "-f", help="table or json."),
+) -> None:
+    """Detect the edition of a rules text from its wording, with the evidence.
+
+    Example: wh40k detect-edition raw/wahapedia-11e-core-rules-astra-militarum-page.txt
+    """
+    from pipeline.editions import detect_edition
+
+    try:
+        text = file.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"{file}: cannot read ({exc.strerror})") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{file}: not UTF-8 at byte {exc.start}; re-save it as UTF-8") from None
+    found = detect_edition(text)
+    evidence = [{"edition": e.edition, "marker": e.marker, "count": e.count, "first_line": e.first_line,
+                 "excerpt": e.excerpt} for e in found.evidence]
+    if fmt is not Format.table:
+        print(to_json({"file": str(file), "edition": found.edition, "mixed": found.mixed,
+                       "scores": found.scores, "evidence": evidence}))
+        return
+    verdict = f"edition {found.edition}" if found.edition else "no edition detected"
+    print(f"{file}: {verdict}" + (" (markers of both editions)" if found.mixed else "")
+          + f"; scores 10th {found.scores[10]}, 11th {found.scores[11]}")
+    render_rows(evidence, fmt, title="Evidence")
