@@ -213,6 +213,7 @@ def fetch_sources(
     file cannot be written.
     """
     mirror_dir, mirror_url = _read_mirror(mirror)
+    raw_dir = raw_dir.resolve()  # temp files are absolute paths: compare like with like
     state = _FetchState.load(raw_dir / STATE_NAME, progress)
     own_client = client is None
     if client is None:
@@ -407,7 +408,12 @@ class _Run:
             actual = staged[0].digest.hex()
         else:
             temps = {item.temp for item in staged if item.temp is not None}
-            digests = {p.name: _file_digest(p) for p in folder.iterdir() if p.is_file() and p not in temps}
+            temps = {t.resolve() for t in temps}
+            digests = {
+                p.name: _file_digest(p)
+                for p in folder.resolve().iterdir()
+                if p.is_file() and p not in temps and not p.name.endswith(".tmp")
+            }
             digests.update({PurePosixPath(item.rel).name: item.digest for item in staged})
             actual = folder_sha256({k: v for k, v in digests.items() if v is not None})
         if actual != source.sha256:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import duckdb
@@ -21,11 +23,16 @@ pytestmark = pytest.mark.skipif(not CORPUS.exists(), reason="the shared corpus i
 
 @pytest.fixture(scope="module")
 def full(tmp_path_factory):
-    raw = tmp_path_factory.mktemp("raw")
-    shutil.copytree(RAW, raw, dirs_exist_ok=True)
-    sources = [s for s in read_manifest(raw) if s.fetch_only]
-    report = fetch_sources(sources, raw, mirror=str(CORPUS), folder_files=read_folder_files(raw), delay_seconds=0)
-    report.raise_for_failures()
+    work = tmp_path_factory.mktemp("work")
+    raw = work / "raw"
+    shutil.copytree(RAW, raw)
+    # as the README says: `wh40k fetch --mirror DIR` with the default, relative --raw
+    out = subprocess.run([sys.executable, "-m", "pipeline.cli", "fetch", "--raw", "raw", "--mirror", str(CORPUS),
+                          "--delay", "0"], cwd=work, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    again = fetch_sources([s for s in read_manifest(raw) if s.fetch_only], raw, mirror=str(CORPUS),
+                          folder_files=read_folder_files(raw), delay_seconds=0)
+    assert {r.status.value for r in again.results} == {"not modified"}
     db = raw / "full.duckdb"
     report = build(raw, db)
     return db, report
