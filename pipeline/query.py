@@ -67,11 +67,11 @@ def run_sql(con: duckdb.DuckDBPyConnection, statement: str) -> Rows:
 
 
 def _suggest(name: str, candidates: list[str]) -> str:
-    close = difflib.get_close_matches(name.lower(), [c.lower() for c in candidates], n=5, cutoff=0.5)
+    lowered = list(dict.fromkeys(c.lower() for c in candidates))
+    close = difflib.get_close_matches(name.lower(), lowered, n=5, cutoff=0.5)
     by_lower = {c.lower(): c for c in candidates}
     if not close:
-        contains = [c for c in candidates if name.lower() in c.lower()][:5]
-        close = [c.lower() for c in contains]
+        close = [c for c in lowered if name.lower() in c][:5]
     return ", ".join(by_lower[c] for c in close)
 
 

@@ -71,9 +71,10 @@ class Ruling:
         }
 
 
-def _order_key(row: dict, mode: Mode, ranks: dict[str, int]) -> tuple:
+def _order_key(row: dict, mode: Mode, ranks: dict[str, int], asked_key: str) -> tuple:
     date = row["effective_date"]
     return (
+        0 if row["rule_key"] == asked_key else 1,
         0 if row["game_mode"] == mode else 1,
         -ranks.get(row["kind"], 0),
         0 if date else 1,
@@ -82,7 +83,9 @@ def _order_key(row: dict, mode: Mode, ranks: dict[str, int]) -> tuple:
     )
 
 
-def _why(winner: dict, loser: dict, mode: Mode, ranks: dict[str, int]) -> str:
+def _why(winner: dict, loser: dict, mode: Mode, ranks: dict[str, int], asked_key: str) -> str:
+    if winner["rule_key"] == asked_key and loser["rule_key"] != asked_key:
+        return f"outranked: the same rule under another name ({loser['title']}); the name asked for wins"
     if winner["game_mode"] == mode and loser["game_mode"] != mode:
         return f"outranked: {winner['source_id']} is for {mode} games only"
     rw, rl = ranks.get(winner["kind"], 0), ranks.get(loser["kind"], 0)
@@ -130,15 +133,27 @@ def governing_text(
     if not candidates:
         editions = sorted({r["edition"] for r in rows if r["edition"]})
         detail = "; ".join(f"{s.source_id}: {s.verdict}" for s in chain) or f"stored editions: {editions}"
+        hints = []
+        other_modes = {r["game_mode"] for r in rows if r["edition"] == edition and r["game_mode"] not in (None, mode)}
+        if other_modes:
+            hints.append(f"try --mode {sorted(other_modes)[0]}")
+        if not chain:
+            hints.append("`wh40k fetch` brings the BattleScribe core rules of both editions")
         raise NotFoundError(
             f"no wording of {name!r} applies in edition {edition}, {mode} games"
-            + (f", on {on}" if on else "") + f" ({detail})"
+            + (f", on {on}" if on else "") + f" ({detail})" + (f"; {'; '.join(hints)}" if hints else "")
         )
-    candidates.sort(key=lambda r: _order_key(r, mode, ranks))
+    from pipeline.aliases import rule_key_from_name
+
+    try:
+        asked_key = rule_key_from_name(name)
+    except ValueError:
+        asked_key = ""
+    candidates.sort(key=lambda r: _order_key(r, mode, ranks, asked_key))
     winner = candidates[0]
     ordered = [Step(winner["source_id"], winner["kind"], winner["game_mode"], winner["effective_date"], "governs")]
     ordered += [
-        Step(r["source_id"], r["kind"], r["game_mode"], r["effective_date"], _why(winner, r, mode, ranks))
+        Step(r["source_id"], r["kind"], r["game_mode"], r["effective_date"], _why(winner, r, mode, ranks, asked_key))
         for r in candidates[1:]
     ]
     section = winner["section"]

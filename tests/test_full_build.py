@@ -141,3 +141,23 @@ def test_cli_over_the_full_data(full):
     out = wh40k("attack", "Termagants", "--target", "Battle Sisters Squad", "--db", db, "--format", "json")
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["target"]["toughness"] == 3
+
+
+def test_attack_uses_the_smallest_unit_size_and_one_profile_per_weapon(full):
+    from pipeline.engine.service import AttackRequest, attack
+
+    db = full[0]
+    out = attack(AttackRequest(attacker="Termagants", target="Termagants"), db)
+    assert [(w.name, w.models) for w in out.weapons] == [("Fleshborer", 10)]
+    assert out.target.models == 10  # "10 models" is its smallest size in its points
+    assert any("smallest unit size" in n for n in out.notes)
+    # a weapon with two profiles fires one of them (they are exclusive for each attack, P18)
+    out = attack(AttackRequest(attacker="Intercessor Squad", target="MEQ", weapons=("plasma pistol",)), db)
+    assert [w.name for w in out.weapons] == ["Plasma pistol (standard)"]
+    out = attack(AttackRequest(attacker="Intercessor Squad", target="MEQ",
+                               weapons=("Plasma pistol (supercharge)",), models=1), db)
+    ((name, models, hazardous),) = [(w.name, w.models, w.hazardous) for w in out.weapons]
+    assert (name, models, hazardous) == ("Plasma pistol (supercharge)", 1, True)
+    # --models scales the loadout: every model's boltgun, not every weapon on the datasheet
+    out = attack(AttackRequest(attacker="10e/adepta-sororitas/battle-sisters-squad", target="GEQ", models=10), db)
+    assert [(w.name, w.models) for w in out.weapons] == [("Boltgun", 10)]

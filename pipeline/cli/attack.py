@@ -13,7 +13,7 @@ from rich.table import Table
 
 from pipeline import query
 from pipeline.cli import app
-from pipeline.cli.output import to_json
+from pipeline.cli.output import note, to_json
 from pipeline.engine.profiles import Context
 from pipeline.engine.service import STAGES, AttackOutcome, AttackRequest, attack
 
@@ -50,6 +50,7 @@ def outcome_as_dict(outcome: AttackOutcome) -> dict:
     ]
     t = outcome.target
     data["explain"] = [dataclasses.asdict(e) for e in outcome.explained]
+    data["input_notes"] = list(outcome.notes)
     data["target"] = {"name": t.name, "toughness": t.toughness, "save": t.save, "wounds": t.wounds,
                       "models": t.models, "invulnerable_save": t.invulnerable_save,
                       "feel_no_pain": t.feel_no_pain, "keywords": sorted(t.keywords)}
@@ -76,10 +77,9 @@ def _render(outcome: AttackOutcome, explain: bool = False) -> None:
                   + (f" inv{t.invulnerable_save}+" if t.invulnerable_save else "")
                   + (f" fnp{t.feel_no_pain}+" if t.feel_no_pain else "") + ")", highlight=False)
     for w in outcome.weapons:
-        skill = f"{w.skill}+" if w.skill else " N/A"
-        console.print(f"  {w.models} x {w.name}: A{w.attacks} "
-                      f"{'WS' if w.is_melee else 'BS'}{skill} "
-                      f"S{w.strength} AP{w.armour_penetration} D{w.damage}", highlight=False)
+        skill = f"{w.skill}+" if w.skill else "N/A"
+        console.print(f"  {w.models} x {w.name}: A {w.attacks}, {'WS' if w.is_melee else 'BS'} {skill}, "
+                      f"S {w.strength}, AP {w.armour_penetration}, D {w.damage}", highlight=False)
     stages = Table(title="Per stage", title_justify="left")
     for col in ("stage", "mean", "p10", "median", "p90", "max"):
         stages.add_column(col, justify="left" if col == "stage" else "right")
@@ -102,7 +102,7 @@ def _render(outcome: AttackOutcome, explain: bool = False) -> None:
     if r.hazardous_mortal_wounds:
         console.print(f"Hazardous: expected mortal wounds suffered by the attacker = {r.hazardous_mortal_wounds:.4f}")
     for k, v in r.choices.items():
-        console.print(f"choice: {k} = {v}")
+        console.print(f"choice: {k}: {v}", highlight=False)
     if explain:
         _render_explain(outcome, console)
 
@@ -113,8 +113,9 @@ def attack_command(
     target: str = typer.Option(..., "--target", "-t", help=(
         "Target: a unit name, a standard profile (GEQ, MEQ, TEQ, VEHICLE, MONSTER) or an inline "
         "profile such as \"T4 Sv3+ W2 x10 inv4+ fnp5+ INFANTRY\".")),
-    weapon: List[str] = typer.Option([], "--weapon", "-w", help="Weapon to use (repeatable); default: the loadout."),
-    models: Optional[int] = typer.Option(None, "--models", help="Models firing each weapon."),
+    weapon: List[str] = typer.Option([], "--weapon", "-w", help=(
+        "Weapon to use (repeatable), e.g. 'boltgun' or 'plasma pistol (supercharge)'; default: the loadout.")),
+    models: Optional[int] = typer.Option(None, "--models", help="Models in the attacking unit (default: its smallest size)."),
     target_models: Optional[int] = typer.Option(None, "--target-models", help="Models in the target unit."),
     phase: PhaseChoice = typer.Option(PhaseChoice.shooting, "--phase", help="shooting (ranged) or fight (melee)."),
     half_range: bool = typer.Option(False, "--half-range", help="Within half range (Rapid Fire, Melta)."),
@@ -122,8 +123,8 @@ def attack_command(
     charged: bool = typer.Option(False, "--charged", help="Attacker charged this turn (Lance)."),
     cover: bool = typer.Option(False, "--cover", help="Target has the Benefit of Cover."),
     overwatch: bool = typer.Option(False, "--overwatch", help="Fire Overwatch: hits only on unmodified 6s."),
-    reroll_hits: Optional[RerollChoice] = typer.Option(None, "--reroll-hits"),
-    reroll_wounds: Optional[RerollChoice] = typer.Option(None, "--reroll-wounds"),
+    reroll_hits: Optional[RerollChoice] = typer.Option(None, "--reroll-hits", help="Re-roll hit rolls: ones, failed or all."),
+    reroll_wounds: Optional[RerollChoice] = typer.Option(None, "--reroll-wounds", help="Re-roll wound rolls: ones, failed or all."),
     hit_mod: int = typer.Option(0, "--hit-mod", help="Net hit roll modifier of other rules (capped at +/-1)."),
     wound_mod: int = typer.Option(0, "--wound-mod", help="Net wound roll modifier of other rules (capped)."),
     crit_hit_on: int = typer.Option(6, "--crit-hits-on", help="Unmodified hit roll that is a Critical Hit."),
@@ -150,6 +151,8 @@ def attack_command(
         target_models=target_models, feel_no_pain=fnp, context=context, edition=edition,
     )
     outcome = attack(request, db)
+    for line in outcome.notes:
+        note(line)
     if fmt is AttackFormat.json:
         print(to_json(outcome_as_dict(outcome)))
     else:

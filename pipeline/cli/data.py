@@ -41,6 +41,9 @@ def units_command(
     Example: wh40k units --name sisters --format csv
     """
     rows = query.list_units(query.open_database(db), name=name, faction=faction)
+    if not rows:
+        note("no unit matches" + (f" name {name!r}" if name else "") + (f" faction {faction!r}" if faction else "")
+             + "; list factions with `wh40k sql \"SELECT faction_id, name FROM factions\"`")
     render_rows(rows, fmt, title="Units")
 
 

@@ -16,6 +16,11 @@ from pipeline.errors import InputError
 from pipeline.rules import governing_text, rule_diff
 
 
+class DiffFormat(str, Enum):
+    table = "table"
+    json = "json"
+
+
 class ModeChoice(str, Enum):
     matched = "matched"
     combat_patrol = "combat-patrol"
@@ -81,18 +86,21 @@ def rule_diff_command(
     mode: ModeChoice = typer.Option(ModeChoice.matched, "--mode"),
     on: Optional[str] = typer.Option(None, "--on", help="Date, YYYY-MM-DD."),
     db: Path = typer.Option(query.DEFAULT_DB, "--db", help="Database file."),
-    fmt: Format = typer.Option(Format.table, "--format", "-f", help="table or json."),
+    fmt: DiffFormat = typer.Option(DiffFormat.table, "--format", "-f", help="table or json."),
 ) -> None:
     """Word-level differences between a rule's governing wordings in two editions.
 
     Example: wh40k rule-diff "Lethal Hits" --from 10 --to 11
     """
     diff = rule_diff(query.open_database(db), name, from_edition, to_edition, mode.value, _date(on))
-    if fmt is not Format.table:
+    if fmt is DiffFormat.json:
         print(to_json(diff.as_dict()))
         return
     print(f"{diff.old.title}: edition {from_edition} ({diff.old.source_id}) -> "
           f"edition {to_edition} ({diff.new.source_id})")
+    if not any(tag != "equal" for tag, _, _ in diff.ops):
+        print("no differences")
+        return
     print("[-removed-] {+added+}\n")
     print(diff.marked())
 

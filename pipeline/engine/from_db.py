@@ -38,8 +38,39 @@ def _abilities(con: duckdb.DuckDBPyConnection, datasheet_id: str) -> dict[tuple,
     return out
 
 
-def _loadout_counts(con: duckdb.DuckDBPyConnection, datasheet: dict, weapon_names: set[str], phase: Phase) -> Counter:
-    """How many models carry each weapon name, from the loadout lines (empty if none)."""
+def model_count(con: duckdb.DuckDBPyConnection, datasheet: dict) -> tuple[int, str]:
+    """The unit's smallest legal size and where it came from.
+
+    In order: the model count the datasheet prints (``(10 MODELS)``), the smallest ``N models``
+    points line (``unit_costs``), the sum of the composition lines' minimums up to the first
+    ``OR``; otherwise 1, said so in the second value.
+    """
+    if datasheet.get("starting_strength"):
+        return datasheet["starting_strength"], "printed model count"
+    sizes = [int(m.group(1)) for (d,) in con.execute(
+        "SELECT description FROM unit_costs WHERE datasheet_id = ?", [datasheet["datasheet_id"]]).fetchall()
+        if (m := re.fullmatch(r"(\d+) models?", d.strip()))]
+    if sizes:
+        return min(sizes), "smallest unit size in its points"
+    total = 0
+    for low, text in con.execute(
+        "SELECT min_models, text FROM unit_composition WHERE datasheet_id = ? ORDER BY line",
+        [datasheet["datasheet_id"]]).fetchall():
+        if text.strip().upper() == "OR":
+            break
+        total += low or 0
+    if total:
+        return total, "sum of its composition lines"
+    return 1, "no model count in the database: 1 model assumed (use --models / --target-models)"
+
+
+def _loadout_counts(con: duckdb.DuckDBPyConnection, datasheet: dict, weapon_names: set[str], phase: Phase,
+                    unit_size: int) -> Counter:
+    """How many models carry each weapon name, from the loadout lines (empty if none).
+
+    ``unit_size`` stands for "every model"; numbered lines keep their numbers, at most
+    ``unit_size``.
+    """
     counts: Counter[str] = Counter()
     by_slug = {slug(n): n for n in weapon_names}
     lines = _rows(con.execute(
@@ -51,8 +82,8 @@ def _loadout_counts(con: duckdb.DuckDBPyConnection, datasheet: dict, weapon_name
     for line in lines:
         n = line["model_count"]
         if n is None:
-            every = re.match(r"(?i)every model", line["models"])
-            n = (datasheet["starting_strength"] or 1) if every else 1
+            n = unit_size if re.match(r"(?i)every model", line["models"]) else 1
+        n = min(n, unit_size)
         carried = [by_slug[slug(item)] for item in re.split(r"[;,]", line["equipment"]) if slug(item) in by_slug]
         if phase == "shooting":
             non_pistols = [w for w in carried if w not in pistols]
@@ -62,53 +93,97 @@ def _loadout_counts(con: duckdb.DuckDBPyConnection, datasheet: dict, weapon_name
     return counts
 
 
+def _split_choice(name: str) -> tuple[str, str | None]:
+    """``"Plasma pistol (supercharge)"`` or ``"plasma pistol: supercharge"`` -> name, profile."""
+    m = re.fullmatch(r"\s*(.+?)\s*(?:\((.+)\)|:\s*(.+))\s*", name)
+    if m:
+        return m.group(1), (m.group(2) or m.group(3)).strip()
+    return name.strip(), None
+
+
 def attacker_weapons(
     con: duckdb.DuckDBPyConnection,
     datasheet: dict,
     phase: Phase,
     weapon_names: Sequence[str] = (),
     models: int | None = None,
+    notes: list[str] | None = None,
 ) -> list[Weapon]:
     """The weapons a datasheet fires in a phase, each with the number of models firing it.
 
-    ``weapon_names`` picks profiles by name (case-insensitive, all profiles of that name for the
-    phase); ``models`` overrides the number of models firing each chosen weapon.
-    Raises ``NotFoundError`` (with close names) for a weapon the datasheet does not have, and
-    ``InputError`` when the datasheet has no weapon for the phase.
+    Without ``weapon_names`` the unit fires its loadout (``wargear_loadouts``) at its smallest
+    size (``model_count``), or ``models`` models: "every model" lines count ``models``, numbered
+    lines keep their number (at most ``models``). ``weapon_names`` picks weapons by name
+    (case-insensitive); a weapon with several profiles fires one of them, the first unless named
+    as ``"Plasma pistol (supercharge)"``; each named weapon is fired by the models of the loadout
+    that carry it, or by ``models`` (default: the unit size) when the loadout does not list it.
+    Notes about choices made go to ``notes``.
+    Raises ``NotFoundError`` (with close names) for a weapon or profile the datasheet does not
+    have, and ``InputError`` when the datasheet has no weapon for the phase.
     """
+    notes = notes if notes is not None else []
     is_melee = phase == "fight"
+    kind = "melee" if is_melee else "ranged"
     profiles = _rows(con.execute(
         "SELECT * FROM weapon_profiles WHERE datasheet_id = ? AND is_melee = ? ORDER BY weapon_name, profile_name",
         [datasheet["datasheet_id"], is_melee]))
-    all_names = {p["weapon_name"] for p in _rows(con.execute(
-        "SELECT weapon_name FROM weapon_profiles WHERE datasheet_id = ?", [datasheet["datasheet_id"]]))}
-    if weapon_names:
-        wanted = {slug(n) for n in weapon_names}
-        unknown = [n for n in weapon_names if slug(n) not in {slug(p["weapon_name"]) for p in profiles}]
-        if unknown:
-            hint = _suggest(unknown[0], sorted(all_names))
-            raise NotFoundError(
-                f"{datasheet['name']} has no {'melee' if is_melee else 'ranged'} weapon {unknown[0]!r}"
-                + (f"; its weapons: {hint or ', '.join(sorted(all_names))}" if all_names else "")
-            )
-        profiles = [p for p in profiles if slug(p["weapon_name"]) in wanted]
     if not profiles:
         raise InputError(
-            f"{datasheet['name']} has no {'melee' if is_melee else 'ranged'} weapons; "
+            f"{datasheet['name']} has no {kind} weapons; "
             f"try the {'shooting' if is_melee else 'fight'} phase (--phase) or another unit"
         )
-    # one profile per weapon name: the first (multi-profile weapons are chosen by --weapon)
-    counts = _loadout_counts(con, datasheet, {p["weapon_name"] for p in profiles}, phase)
+    by_weapon: dict[str, list[dict]] = {}
+    for p in profiles:
+        by_weapon.setdefault(p["weapon_name"], []).append(p)
+    unit_size, how = model_count(con, datasheet)
+    if models is not None:
+        unit_size = models
+    elif how.startswith("no model count"):
+        notes.append(f"{datasheet['name']}: {how}")
+    chosen: list[dict] = []
+    if weapon_names:
+        for asked in weapon_names:
+            name, profile = _split_choice(asked)
+            match = next((w for w in by_weapon if slug(w) == slug(name)), None)
+            if match is None and profile is not None:
+                match = next((w for w in by_weapon if slug(w) == slug(asked)), None)
+                profile = None
+            if match is None:
+                hint = _suggest(name, sorted(by_weapon))
+                raise NotFoundError(
+                    f"{datasheet['name']} has no {kind} weapon {asked!r}; "
+                    + (f"close names: {hint}; " if hint else "")
+                    + f"its {kind} weapons: {', '.join(sorted(by_weapon))}"
+                )
+            options = by_weapon[match]
+            if profile is not None:
+                picked = [p for p in options if slug(p["profile_name"]) == slug(profile)]
+                if not picked:
+                    raise NotFoundError(
+                        f"{match} has no profile {profile!r}; its profiles: "
+                        + ", ".join(p["profile_name"] for p in options)
+                    )
+                chosen.append(picked[0])
+            else:
+                chosen.append(options[0])
+    else:
+        chosen = [options[0] for options in by_weapon.values()]
+    counts = _loadout_counts(con, datasheet, set(by_weapon), phase, unit_size)
     abilities = _abilities(con, datasheet["datasheet_id"])
     weapons: list[Weapon] = []
-    seen: set[str] = set()
-    for p in profiles:
-        if p["weapon_name"] in seen and not weapon_names:
-            continue
-        seen.add(p["weapon_name"])
-        n = models or counts.get(p["weapon_name"]) or (0 if counts else datasheet["starting_strength"] or 1)
+    for p in chosen:
+        if counts:
+            n = counts.get(p["weapon_name"], 0) or (unit_size if weapon_names else 0)
+        else:
+            n = unit_size
         if n == 0:
             continue
+        others = [o["profile_name"] for o in by_weapon[p["weapon_name"]] if o is not p]
+        if others:
+            notes.append(
+                f"{p['weapon_name']}: fired with its {p['profile_name']!r} profile; its other profiles "
+                f"({', '.join(others)}) are chosen with --weapon \"{p['weapon_name']} ({others[0]})\""
+            )
         weapons.append(Weapon.from_abilities(
             name=p["weapon_name"] + (f" ({p['profile_name']})" if p["profile_name"] else ""),
             attacks=make_dice(p["attacks_dice_count"], p["attacks_dice_sides"], p["attacks_modifier"]),
@@ -118,6 +193,11 @@ def attacker_weapons(
             abilities=abilities.get((p["weapon_name"], p["is_melee"], p["profile_name"]), []),
             is_melee=is_melee, models=n,
         ))
+    if not weapons:
+        raise InputError(
+            f"no model of {datasheet['name']} carries a {kind} weapon in its loadout; "
+            f"choose one with --weapon (its {kind} weapons: {', '.join(sorted(by_weapon))})"
+        )
     return weapons
 
 
@@ -150,7 +230,7 @@ def target_from_datasheet(con: duckdb.DuckDBPyConnection, datasheet: dict, model
                 fnp = int(m.group(1))
         if slug(a["name"]) == "stealth":
             stealth = True
-    count = models or datasheet["starting_strength"] or 1
+    count = models if models is not None else model_count(con, datasheet)[0]
     invuln = first["invulnerable_save"] if first.get("invulnerable_save_scope") in (None, "ranged") else None
     return Target(
         toughness=first["toughness"], save=first["save"], wounds=first["wounds"], models=count,

@@ -17,10 +17,11 @@ from typing import Literal
 
 from pipeline import query
 from pipeline.engine import exact
-from pipeline.engine.from_db import Phase, attacker_weapons, target_from_datasheet
+from pipeline.engine.from_db import Phase, attacker_weapons, model_count, target_from_datasheet
 from pipeline.engine.inputs import STANDARD_PROFILES, parse_target
 from pipeline.engine.profiles import Context, Target, Weapon
 from pipeline.engine.result import AttackResult
+from pipeline.errors import NotFoundError
 
 _INLINE = re.compile(r"(?i)(^|\s)T\d+(\s|$)")
 
@@ -63,23 +64,36 @@ class AttackOutcome:
     target: Target
     result: AttackResult
     explained: tuple[ExplainedStep, ...] = ()
+    notes: tuple[str, ...] = ()  # choices made about the inputs (unit picked, profile fired, size)
 
 
-def resolve_target(con, text: str, models: int | None = None) -> Target:
+def resolve_target(con, text: str, models: int | None = None, notes: list[str] | None = None) -> Target:
     """A ``Target`` from a standard profile name, an inline profile or a datasheet name.
 
     Raises ``InputError`` for an unreadable inline profile and ``NotFoundError`` for an unknown
-    datasheet name (with close names).
+    datasheet name (with close names, the standard profiles and the inline syntax).
     """
+    notes = notes if notes is not None else []
     key = text.strip().upper()
     if key in STANDARD_PROFILES:
         target = STANDARD_PROFILES[key]
     elif _INLINE.search(text):
         target = parse_target(text)
     else:
-        sheet, _ = query.find_datasheet(con, text)
+        try:
+            sheet, others = query.find_datasheet(con, text)
+        except NotFoundError as exc:
+            raise NotFoundError(
+                f"{exc}; a target can also be a standard profile ({', '.join(STANDARD_PROFILES)}) "
+                'or an inline profile such as "T4 Sv3+ W2 x10 inv4+ fnp5+ INFANTRY"'
+            ) from None
+        if others:
+            notes.append(f"target {text!r}: using {sheet['datasheet_id']}; also matching: "
+                         + ", ".join(o["datasheet_id"] for o in others))
         target = target_from_datasheet(con, sheet)
-    return dataclasses.replace(target, models=models) if models else target
+        if not sheet.get("starting_strength"):
+            notes.append(f"target {sheet['name']}: {target.models} models ({model_count(con, sheet)[1]})")
+    return dataclasses.replace(target, models=models) if models is not None else target
 
 
 def attack(request: AttackRequest, db: Path = query.DEFAULT_DB) -> AttackOutcome:
@@ -89,9 +103,13 @@ def attack(request: AttackRequest, db: Path = query.DEFAULT_DB) -> AttackOutcome
     suggestions) and ``InputError`` (a target without characteristics, a bad inline profile).
     """
     con = query.open_database(db)
-    sheet, _ = query.find_datasheet(con, request.attacker)
-    weapons = attacker_weapons(con, sheet, request.phase, request.weapons, request.models)
-    target = resolve_target(con, request.target, request.target_models)
+    notes: list[str] = []
+    sheet, others = query.find_datasheet(con, request.attacker)
+    if others:
+        notes.append(f"attacker {request.attacker!r}: using {sheet['datasheet_id']}; also matching: "
+                     + ", ".join(o["datasheet_id"] for o in others) + " (pass a datasheet id to choose)")
+    weapons = attacker_weapons(con, sheet, request.phase, request.weapons, request.models, notes)
+    target = resolve_target(con, request.target, request.target_models, notes)
     if request.feel_no_pain is not None:
         target = dataclasses.replace(target, feel_no_pain=request.feel_no_pain)
     context = request.context
@@ -103,13 +121,13 @@ def attack(request: AttackRequest, db: Path = query.DEFAULT_DB) -> AttackOutcome
         "SELECT upper(keyword) FROM keywords WHERE datasheet_id = ?", [sheet["datasheet_id"]]).fetchall())
     context = dataclasses.replace(context, attacker_keywords=keywords | context.attacker_keywords)
     result = exact.resolve(weapons, target, context)
-    return AttackOutcome(sheet["name"], tuple(weapons), target, result, explain_steps(con, result, context.edition))
+    return AttackOutcome(sheet["name"], tuple(weapons), target, result,
+                         explain_steps(con, result, context.edition), tuple(notes))
 
 
 def explain_steps(con, result: AttackResult, edition: int) -> tuple[ExplainedStep, ...]:
     """Each step of ``result`` with the governing wording of its rule in ``edition`` (any game
     mode's matched-play text, see ``pipeline.rules.governing_text``)."""
-    from pipeline.errors import NotFoundError
     from pipeline.rules import governing_text
 
     out = []
