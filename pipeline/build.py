@@ -8,10 +8,12 @@ printed at the end.
 from __future__ import annotations
 
 import dataclasses
+import gc
 from collections import Counter
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 from pipeline.aliases import load_aliases
 from pipeline.editions import detect_edition
@@ -26,6 +28,7 @@ from pipeline.merge import (
     source_order,
 )
 from schemas.records import Accounting, Conflict, DataFlag, Record, Reject, Source
+from schemas.tables import key_getter
 
 Progress = Callable[[str], None]
 
@@ -142,7 +145,7 @@ def validate(sources: list[Source], results: dict[str, ParseResult]) -> Validate
     seen: dict[tuple[str, tuple], Record] = {}
     for source in source_order(sources):
         for record in results[source.source_id].records:
-            ident = (record.__table__, record.key())
+            ident = (record.__table__, key_getter(type(record))(record))
             first = seen.get(ident)
             if first is None:
                 seen[ident] = record
@@ -224,6 +227,23 @@ def account(sources: list[Source], results: dict[str, ParseResult], valid: Valid
     return rows
 
 
+@contextmanager
+def _without_cyclic_gc() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector for the duration (restored afterwards).
+
+    A build keeps some 500,000 small objects alive (rows, validated records) and makes almost no
+    reference cycles: the cyclic collector would only traverse them again and again (measured:
+    a quarter of the full-export build). Reference counting still frees memory as usual.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def build(raw_dir: Path, db_path: Path, progress: Progress = lambda _msg: None) -> BuildReport:
     """Build the database at ``db_path`` from the snapshots listed in ``raw_dir/manifest.toml``.
 
@@ -231,6 +251,11 @@ def build(raw_dir: Path, db_path: Path, progress: Progress = lambda _msg: None) 
     report. Raises ``ManifestError`` or ``RawFileError`` (naming the file) before anything is
     written; the previous database is replaced only by a complete new one.
     """
+    with _without_cyclic_gc():
+        return _build(raw_dir, db_path, progress)
+
+
+def _build(raw_dir: Path, db_path: Path, progress: Progress) -> BuildReport:
     listed = read_manifest(raw_dir)
     progress(f"read manifest: {len(listed)} sources in {raw_dir}")
     skipped = [s.source_id for s in listed if s.fetch_only and not is_present(raw_dir, s)]

@@ -1,7 +1,8 @@
 """Load: validated records -> a DuckDB file, written to a temporary file and then renamed.
 
 The tables are created from their SQLAlchemy declarations (derived from the records); the rows
-go in as one Arrow batch per table, typed by that same declaration, which DuckDB inserts in bulk.
+go in as one Arrow batch per table, built column by column and typed by that same declaration,
+which DuckDB inserts in bulk.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import pyarrow as pa
 import sqlalchemy as sa
 
 from schemas.records import Record
-from schemas.tables import TABLES, metadata, row_of
+from schemas.tables import RECORD_OF_TABLE, TABLES, column_values, metadata
 
 #: Views over the tables, created after the load (``db/views.sql``).
 VIEWS_FILE = Path(__file__).resolve().parent.parent / "db" / "views.sql"
@@ -43,9 +44,9 @@ def load_database(records: list[Record], db_path: Path) -> dict[str, int]:
     tmp = db_path.with_name(db_path.name + ".tmp")
     for leftover in (tmp, tmp.with_name(tmp.name + ".wal")):
         leftover.unlink(missing_ok=True)
-    by_table: dict[str, list[dict]] = defaultdict(list)
+    by_table: dict[str, list[Record]] = defaultdict(list)
     for record in records:
-        by_table[record.__table__].append(row_of(record))
+        by_table[record.__table__].append(record)
     engine = sa.create_engine(f"duckdb:///{tmp}")
     try:
         metadata.create_all(engine)
@@ -55,7 +56,8 @@ def load_database(records: list[Record], db_path: Path) -> dict[str, int]:
                 rows = by_table.get(name)
                 if not rows:
                     continue
-                batch = pa.Table.from_pylist(rows, schema=_arrow_schema(table))
+                columns = column_values(RECORD_OF_TABLE[name], rows)
+                batch = pa.Table.from_pydict(columns, schema=_arrow_schema(table))
                 duck.register("_batch", batch)
                 duck.execute(f'INSERT INTO "{name}" SELECT * FROM _batch')
                 duck.unregister("_batch")

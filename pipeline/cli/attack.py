@@ -5,17 +5,18 @@ from __future__ import annotations
 import dataclasses
 from enum import Enum
 from pathlib import Path
-from typing import List, Optional
+from typing import TYPE_CHECKING, List, Optional
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
 from pipeline import query
 from pipeline.cli import app
 from pipeline.cli.output import note, to_json
-from pipeline.engine.profiles import Context
-from pipeline.engine.service import STAGES, AttackOutcome, AttackRequest, attack
+
+if TYPE_CHECKING:  # the engine (numpy) and rich are imported when the command runs
+    from rich.console import Console
+
+    from pipeline.engine.service import AttackOutcome
 
 
 class PhaseChoice(str, Enum):
@@ -58,6 +59,8 @@ def outcome_as_dict(outcome: AttackOutcome) -> dict:
 
 
 def _render_explain(outcome: AttackOutcome, console: Console) -> None:
+    from rich.table import Table
+
     table = Table(title="Steps and the rules applied", title_justify="left", show_lines=False)
     for col in ("rule", "edition / section", "source", "what it did"):
         table.add_column(col, overflow="fold")
@@ -69,6 +72,11 @@ def _render_explain(outcome: AttackOutcome, console: Console) -> None:
 
 
 def _render(outcome: AttackOutcome, explain: bool = False) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    from pipeline.engine.service import STAGES
+
     console = Console(width=120)
     r = outcome.result
     t = outcome.target
@@ -139,6 +147,9 @@ def attack_command(
 
     Example: wh40k attack "Battle Sisters Squad" --target MEQ --half-range --edition 11 --explain
     """
+    from pipeline.engine.profiles import Context
+    from pipeline.engine.service import AttackRequest, attack
+
     context = Context(
         half_range=half_range, stationary=stationary, charged=charged, cover=cover, overwatch=overwatch,
         reroll_hits=reroll_hits.value if reroll_hits else None,

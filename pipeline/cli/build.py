@@ -4,17 +4,21 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
-from pipeline.build import BuildReport, build
 from pipeline.cli import app
 from pipeline.query import DEFAULT_DB
 
+if TYPE_CHECKING:  # the build (sqlalchemy, pyarrow) is imported when the command runs
+    from pipeline.build import BuildReport
+
 
 def _summary(report: BuildReport) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
     console = Console(stderr=True)
     table = Table(title=f"Built {report.db_path}", title_justify="left")
     for col in ("table", "rows"):
@@ -51,6 +55,8 @@ def build_command(
 
     Example: wh40k build --raw raw --db db/wh40k.duckdb
     """
+    from pipeline.build import build
+
     progress = (lambda _m: None) if quiet else (lambda m: print(m, file=sys.stderr))
     report = build(raw, db, progress)
     if not quiet:

@@ -11,7 +11,6 @@ import typer
 from pipeline.cli import app
 from pipeline.cli.output import Format, note, render_rows
 from pipeline.errors import InputError
-from pipeline.fetch import fetch_sources, read_folder_files
 from pipeline.manifest import read_manifest
 
 
@@ -31,6 +30,8 @@ def fetch_command(
 
     Example: wh40k fetch --only wahapedia-10e-export --mirror /data/wahapedia-mirror
     """
+    from pipeline.fetch import fetch_sources, read_folder_files
+
     sources = read_manifest(raw)
     if only:
         known = [s.source_id for s in sources]

@@ -9,9 +9,6 @@ import sys
 from enum import Enum
 from typing import Any, Iterable
 
-from rich.console import Console
-from rich.table import Table
-
 
 class Format(str, Enum):
     table = "table"
@@ -42,6 +39,9 @@ def render_rows(rows: list[dict[str, Any]], fmt: Format, title: str | None = Non
         for r in rows:
             writer.writerow(["" if r.get(c) is None else _plain(r.get(c)) for c in cols])
     else:
+        from rich.console import Console
+        from rich.table import Table
+
         table = Table(title=title, show_lines=False, title_justify="left")
         for c in cols:
             table.add_column(c, overflow="fold")
@@ -52,4 +52,6 @@ def render_rows(rows: list[dict[str, Any]], fmt: Format, title: str | None = Non
 
 def note(message: str) -> None:
     """A note for people, on stderr."""
+    from rich.console import Console
+
     Console(stderr=True).print(message, style="dim", highlight=False)

@@ -26,6 +26,8 @@ def plain_hyphens(text: str) -> str:
     >>> plain_hyphens("Arco\u2011flagellants")
     'Arco-flagellants'
     """
+    if text.isascii():  # every character replaced is outside ASCII
+        return text
     return text.translate(_HYPHEN_TABLE)
 
 
@@ -34,7 +36,11 @@ def clean_line(text: str) -> str:
 
     >>> clean_line("  Battle\u2011shock\u00a0 test ")
     'Battle-shock test'
+    >>> clean_line(" Battle-shock  test\t")
+    'Battle-shock test'
     """
+    if text.isascii() and "  " not in text and "\t" not in text:
+        return text.strip()  # the common case: no hyphen to replace, no run of spaces to fold
     return _SPACES.sub(" ", plain_hyphens(text)).strip()
 
 

@@ -62,7 +62,6 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import io
-import operator
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -115,6 +114,7 @@ from schemas.records import (
     WeaponAbility,
     WeaponProfile,
 )
+from schemas.tables import key_getter
 
 # --------------------------------------------------------------------------------------------
 # The data this parser reads: tables, columns, labels.
@@ -357,12 +357,6 @@ class _Duplicate(Exception):
 _Handler = Callable[[Row], list[Record]]
 
 
-@dataclass
-class _Seen:
-    record: Record
-    locator: str
-
-
 class _Export:
     """State of one ``parse_export`` call (id maps, key registry, HTML cache)."""
 
@@ -385,9 +379,8 @@ class _Export:
                 self.unknown_tables[name] = table
         self._html: dict[str, str] = {}
         self._abilities: dict[str, list] = {}  # printed ability list -> parsed abilities
-        self._seen: dict[tuple[str, tuple], _Seen] = {}
+        self._seen: dict[tuple[str, tuple], Provenanced] = {}  # (table, key) -> first record
         self._flag_keys: set[tuple] = set()
-        self._key_getters: dict[type, Callable[[Record], tuple]] = {}
         # Wahapedia id maps.
         self.faction_slug: dict[str, str] = {}  # Wahapedia faction id -> faction_id
         self.publication_name: dict[str, str] = {}
@@ -443,21 +436,18 @@ class _Export:
             detail=detail,
         )
 
-    def claim(self, record: Record, locator: str, key: tuple | None = None) -> None:
+    def claim(self, record: Provenanced, key: tuple | None = None) -> None:
         """Register a record's key; raise ``_Duplicate`` or ``_Rejected`` when it is taken.
 
         ``key`` may be given as ``(table, record.key())`` when the caller has it already.
         """
         if key is None:
-            getter = self._key_getters.get(type(record))
-            if getter is None:
-                getter = self._key_getters[type(record)] = _key_getter(type(record))
-            key = (record.__table__, getter(record))
+            key = (record.__table__, key_getter(type(record))(record))
         seen = self._seen.get(key)
         if seen is None:
-            self._seen[key] = _Seen(record, locator)
+            self._seen[key] = record
             return
-        if _content(seen.record) == _content(record):
+        if _content(seen) == _content(record):
             raise _Duplicate()
         code = (
             "duplicate_profile_conflict"
@@ -466,7 +456,7 @@ class _Export:
         )
         raise _Rejected(
             f"{code}: key {_key_text(record)} already loaded from {seen.locator} with "
-            f"different values ({_differences(seen.record, record)})"
+            f"different values ({_differences(seen, record)})"
         )
 
     def html(self, fragment: str) -> str:
@@ -631,12 +621,12 @@ class _Export:
                     "factions",
                     faction_id,
                     "faction_name_variant",
-                    f"{name!r} (id {wid}) joined to {getattr(seen.record, 'name')!r} "
+                    f"{name!r} (id {wid}) joined to {getattr(seen, 'name')!r} "
                     f"from {seen.locator}",
                 )
             )
             raise _Duplicate()
-        self._seen[key] = _Seen(record, record.locator)
+        self._seen[key] = record
         return [record]
 
     def publications(self, row: Row) -> list[Record]:
@@ -669,7 +659,7 @@ class _Export:
             errata_date=errata_date,
             errata_url=clean_line(v.get("errata_link", "")) or None,
         )
-        self.claim(record, record.locator)
+        self.claim(record)
         return [record]
 
     def abilities(self, row: Row) -> list[Record]:
@@ -709,7 +699,7 @@ class _Export:
             legend=self.text_or_none(v.get("legend", "")),
             type=clean_line(v.get("type", "")) or None,
         )
-        self.claim(record, record.locator)
+        self.claim(record)
         self.detachment_ids[wid] = record.detachment_id
         return [record]
 
@@ -731,7 +721,7 @@ class _Export:
             legend=self.text_or_none(v.get("legend", "")),
             text=text,
         )
-        self.claim(record, record.locator)
+        self.claim(record)
         self.detachment_ability_ids[wid] = record.detachment_ability_id
         out: list[Record] = [record]
         out += self.markup_flags(
@@ -855,7 +845,7 @@ class _Export:
             legend=self.text_or_none(v.get("legend", "")),
             external_id=wid,
         )
-        self.claim(record, locator)
+        self.claim(record)
         out: list[Record] = [record]
         flag = lambda code, detail: self.flag(
             "Datasheets", row.line, "datasheets", ds_id, code, detail
@@ -983,7 +973,7 @@ class _Export:
             )
         flags: list[Record] = []
         for ability in out:
-            self.claim(ability, locator)
+            self.claim(ability)
             flags += self.markup_flags(
                 "Datasheets",
                 row.line,
@@ -1045,7 +1035,7 @@ class _Export:
             max_models=high,
             text=text,
         )
-        self.claim(record, record.locator)
+        self.claim(record)
         self.composition[wid].append(record)
         out.insert(0, record)
         for keyword in self.html(keyword_html).split(","):
@@ -1060,7 +1050,7 @@ class _Export:
                 is_faction_keyword=False,
             )
             try:
-                self.claim(kw, kw.locator)
+                self.claim(kw)
             except (_Duplicate, _Rejected):
                 continue  # already a keyword of the unit
             out.append(kw)
@@ -1103,7 +1093,7 @@ class _Export:
             leadership=ld,
             objective_control=characteristic_int(v["OC"], "OC"),
         )
-        self.claim(record, locator)
+        self.claim(record)
         self.profiled.add(ds_id)
         return [record, *out]
 
@@ -1174,7 +1164,7 @@ class _Export:
             abilities_text=abilities_text,
         )
         try:
-            self.claim(record, locator)
+            self.claim(record)
         except _Rejected as exc:
             seen = self._seen[(record.__table__, record.key())]
             self.result.records.append(
@@ -1184,7 +1174,7 @@ class _Export:
                     "weapon_profiles",
                     entity,
                     "duplicate_profile_conflict",
-                    f"kept {seen.locator}: {_profile_summary(seen.record)}; "
+                    f"kept {seen.locator}: {_profile_summary(seen)}; "
                     f"rejected {locator}: {_profile_summary(record)}",
                 )
             )
@@ -1258,7 +1248,7 @@ class _Export:
                 )
             )
         try:
-            self.claim(record, record.locator)
+            self.claim(record)
         except _Duplicate:
             self.result.records.extend(out)  # the model note stays, the row is a duplicate
             raise
@@ -1325,7 +1315,7 @@ class _Export:
             parameter=clean_line(v.get("parameter", "")) or None,
             text=text,
         )
-        self.claim(record, locator)
+        self.claim(record)
         out: list[Record] = [record]
         model = clean_line(v.get("model", ""))
         if model:
@@ -1355,7 +1345,7 @@ class _Export:
             leader_name=self.datasheet_names[leader],
             bodyguard_name=self.datasheet_names[bodyguard],
         )
-        self.claim(record, record.locator)
+        self.claim(record)
         return [record]
 
     def options(self, row: Row) -> list[Record]:
@@ -1371,7 +1361,7 @@ class _Export:
             text=text,
             is_footnote=v.get("button", "").strip() == "*",
         )
-        self.claim(record, record.locator)
+        self.claim(record)
         return [record]
 
     def models_cost(self, row: Row) -> list[Record]:
@@ -1389,7 +1379,7 @@ class _Export:
             cost_points=int(m.group(2)),
             is_addon=m.group(1) == "+",
         )
-        self.claim(record, record.locator)
+        self.claim(record)
         return [record]
 
     # ---- stratagems and enhancements -------------------------------------------------------
@@ -1480,7 +1470,7 @@ class _Export:
             effect=sections.get("effect"),
             restrictions=sections.get("restrictions"),
         )
-        self.claim(record, locator)
+        self.claim(record)
         self.stratagem_ids[wid] = stratagem_id
         out += self.markup_flags("Stratagems", row.line, "stratagems", stratagem_id, text)
         return [record, *out]
@@ -1502,7 +1492,7 @@ class _Export:
             datasheet_id=ds_id,
             stratagem_id=stratagem_id,
         )
-        self.claim(record, record.locator, ("datasheet_stratagems", (ds_id, stratagem_id)))
+        self.claim(record, ("datasheet_stratagems", (ds_id, stratagem_id)))
         return [record]
 
     def enhancements(self, row: Row) -> list[Record]:
@@ -1527,7 +1517,7 @@ class _Export:
             legend=self.text_or_none(v.get("legend", "")),
             text=text,
         )
-        self.claim(record, record.locator)
+        self.claim(record)
         self.enhancement_ids[wid] = enhancement_id
         out: list[Record] = [record]
         if m and m.group(1) == "+":
@@ -1556,7 +1546,7 @@ class _Export:
             datasheet_id=ds_id,
             enhancement_id=self.enhancement_ids[wid],
         )
-        self.claim(record, record.locator)
+        self.claim(record)
         return [record]
 
     def datasheet_detachment_abilities(self, row: Row) -> list[Record]:
@@ -1571,7 +1561,7 @@ class _Export:
             datasheet_id=ds_id,
             detachment_ability_id=self.detachment_ability_ids[wid],
         )
-        self.claim(record, record.locator)
+        self.claim(record)
         return [record]
 
     # ---- helpers ---------------------------------------------------------------------------
@@ -1720,15 +1710,6 @@ def _rename_columns(table: Table, aliases: dict[str, str]) -> Table:
         for r in table.rows
     ]
     return Table(name=table.name, columns=columns, rows=rows, bad_rows=table.bad_rows)
-
-
-def _key_getter(cls: type[Record]) -> Callable[[Record], tuple]:
-    """A fast ``record.key()`` for one record class (same tuple)."""
-    names = cls.__key__
-    if len(names) == 1:
-        get_one = operator.attrgetter(names[0])
-        return lambda record: (get_one(record),)
-    return operator.attrgetter(*names)  # type: ignore[return-value]
 
 
 def _content(record: Record) -> dict:
