@@ -59,6 +59,7 @@ def outcome_as_dict(outcome: AttackOutcome) -> dict:
 
 
 def _render_explain(outcome: AttackOutcome, console: Console) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
     table = Table(title="Steps and the rules applied", title_justify="left", show_lines=False)
@@ -67,12 +68,13 @@ def _render_explain(outcome: AttackOutcome, console: Console) -> None:
     for e in outcome.explained:
         where = f"{e.edition}e" + (f" {e.section}" if e.section else "")
         source = f"{e.source_id}, {e.locator}" if e.source_id else "(wording not in the database)"
-        table.add_row(e.title or e.rule_key, where, source, e.summary)
+        table.add_row(*(escape(x) for x in (e.title or e.rule_key, where, source, e.summary)))
     console.print(table)
 
 
 def _render(outcome: AttackOutcome, explain: bool = False) -> None:
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     from pipeline.engine.service import STAGES
@@ -80,13 +82,13 @@ def _render(outcome: AttackOutcome, explain: bool = False) -> None:
     console = Console(width=120)
     r = outcome.result
     t = outcome.target
-    console.print(f"[bold]{outcome.attacker}[/bold] attacks [bold]{t.name}[/bold] "
+    console.print(f"[bold]{escape(outcome.attacker)}[/bold] attacks [bold]{escape(t.name)}[/bold] "
                   f"(T{t.toughness} Sv{t.save or '-'}+ W{t.wounds} x{t.models}"
                   + (f" inv{t.invulnerable_save}+" if t.invulnerable_save else "")
                   + (f" fnp{t.feel_no_pain}+" if t.feel_no_pain else "") + ")", highlight=False)
     for w in outcome.weapons:
         skill = f"{w.skill}+" if w.skill else "N/A"
-        console.print(f"  {w.models} x {w.name}: A {w.attacks}, {'WS' if w.is_melee else 'BS'} {skill}, "
+        console.print(f"  {w.models} x {escape(w.name)}: A {w.attacks}, {'WS' if w.is_melee else 'BS'} {skill}, "
                       f"S {w.strength}, AP {w.armour_penetration}, D {w.damage}", highlight=False)
     stages = Table(title="Per stage", title_justify="left")
     for col in ("stage", "mean", "p10", "median", "p90", "max"):
@@ -110,7 +112,7 @@ def _render(outcome: AttackOutcome, explain: bool = False) -> None:
     if r.hazardous_mortal_wounds:
         console.print(f"Hazardous: expected mortal wounds suffered by the attacker = {r.hazardous_mortal_wounds:.4f}")
     for k, v in r.choices.items():
-        console.print(f"choice: {k}: {v}", highlight=False)
+        console.print(f"choice: {k}: {v}", highlight=False, markup=False)
     if explain:
         _render_explain(outcome, console)
 

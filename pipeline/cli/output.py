@@ -40,13 +40,15 @@ def render_rows(rows: list[dict[str, Any]], fmt: Format, title: str | None = Non
             writer.writerow(["" if r.get(c) is None else _plain(r.get(c)) for c in cols])
     else:
         from rich.console import Console
+        from rich.markup import escape
         from rich.table import Table
 
         table = Table(title=title, show_lines=False, title_justify="left")
         for c in cols:
             table.add_column(c, overflow="fold")
         for r in rows:
-            table.add_row(*("" if r.get(c) is None else str(_plain(r.get(c))) for c in cols))
+            # data is shown as printed: "[[source]]" or "[BLAST]" are not rich markup
+            table.add_row(*("" if r.get(c) is None else escape(str(_plain(r.get(c)))) for c in cols))
         Console(width=None if sys.stdout.isatty() else 200).print(table)
 
 
@@ -54,4 +56,4 @@ def note(message: str) -> None:
     """A note for people, on stderr."""
     from rich.console import Console
 
-    Console(stderr=True).print(message, style="dim", highlight=False)
+    Console(stderr=True).print(message, style="dim", highlight=False, markup=False)
