@@ -12,6 +12,7 @@ from typing import Literal, NamedTuple
 from pipeline.errors import NormaliseError
 from pipeline.normalise.characteristics import dice
 from pipeline.normalise.text import clean_line
+from schemas.records import WeaponAbility
 from schemas.types import DiceExpr
 
 ParamKind = Literal["none", "value", "optional-value"]
@@ -127,3 +128,33 @@ def parse_abilities(text: str) -> list[ParsedWeaponAbility]:
     ['IGNORES COVER', 'TORRENT']
     """
     return [parse_ability(item) for item in split_abilities(text)]
+
+
+def weapon_ability_record(
+    ability: ParsedWeaponAbility,
+    *,
+    source_id: str,
+    locator: str,
+    datasheet_id: str,
+    weapon_name: str,
+    profile_name: str,
+    is_melee: bool,
+    position: int,
+) -> WeaponAbility:
+    """The ``weapon_abilities`` row of a parsed ability on one weapon profile (its flags are
+    the caller's to record, with its own locator)."""
+    return WeaponAbility(
+        source_id=source_id,
+        locator=locator,
+        datasheet_id=datasheet_id,
+        weapon_name=weapon_name,
+        profile_name=profile_name,
+        is_melee=is_melee,
+        position=position,
+        name=ability.name,
+        target_keyword=ability.target_keyword,
+        threshold=ability.threshold,
+        value=ability.value,
+        raw_text=ability.raw_text,
+        condition=ability.condition,
+    )

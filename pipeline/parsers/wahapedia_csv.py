@@ -82,7 +82,7 @@ from pipeline.normalise.characteristics import (
     weapon_range,
 )
 from pipeline.normalise.text import clean_line, html_to_text, slug
-from pipeline.normalise.weapon_abilities import parse_ability, split_abilities
+from pipeline.normalise.weapon_abilities import parse_ability, split_abilities, weapon_ability_record
 from pipeline.parsers import ParseResult
 from pipeline.parsers.psv import Row, Table, read_table
 from schemas.records import (
@@ -111,7 +111,6 @@ from schemas.records import (
     UnitCost,
     WargearLoadout,
     WargearOption,
-    WeaponAbility,
     WeaponProfile,
 )
 from schemas.tables import key_getter
@@ -1182,7 +1181,8 @@ class _Export:
         out: list[Record] = [record]
         for position, ability in enumerate(parsed, start=1):
             out.append(
-                WeaponAbility(
+                weapon_ability_record(
+                    ability,
                     source_id=self.sid,
                     locator=locator,
                     datasheet_id=ds_id,
@@ -1190,12 +1190,6 @@ class _Export:
                     profile_name=profile,
                     is_melee=is_melee,
                     position=position,
-                    name=ability.name,
-                    target_keyword=ability.target_keyword,
-                    threshold=ability.threshold,
-                    value=ability.value,
-                    raw_text=ability.raw_text,
-                    condition=ability.condition,
                 )
             )
             for code in ability.flags:

@@ -74,7 +74,7 @@ from bs4.filter import ElementFilter
 from pipeline.errors import NormaliseError
 from pipeline.normalise import characteristics as chars
 from pipeline.normalise.text import clean_line, html_to_text, slug
-from pipeline.normalise.weapon_abilities import parse_abilities
+from pipeline.normalise.weapon_abilities import parse_abilities, weapon_ability_record
 from pipeline.parsers import ParseResult
 from schemas.records import (
     Ability,
@@ -92,7 +92,6 @@ from schemas.records import (
     UnitCost,
     WargearLoadout,
     WargearOption,
-    WeaponAbility,
     WeaponProfile,
 )
 
@@ -1002,7 +1001,8 @@ class _Sheet:
             self.out.flag("weapon_profiles", entity, detail_flag, detail, where)
         for position, ability in enumerate(parsed, start=1):
             self.out.add(
-                WeaponAbility(
+                weapon_ability_record(
+                    ability,
                     **self._p(),
                     locator=f"{where} ability {position}",
                     datasheet_id=self.ds_id,
@@ -1010,12 +1010,6 @@ class _Sheet:
                     profile_name=profile,
                     is_melee=rng.is_melee,
                     position=position,
-                    name=ability.name,
-                    target_keyword=ability.target_keyword,
-                    threshold=ability.threshold,
-                    value=ability.value,
-                    raw_text=ability.raw_text,
-                    condition=ability.condition,
                 )
             )
             for ability_flag in ability.flags:

@@ -46,7 +46,7 @@ from typing import NamedTuple
 from pipeline.errors import NormaliseError
 from pipeline.normalise import characteristics as ch
 from pipeline.normalise.text import clean_line, slug
-from pipeline.normalise.weapon_abilities import parse_abilities
+from pipeline.normalise.weapon_abilities import parse_abilities, weapon_ability_record
 from pipeline.parsers import ParseResult
 from schemas.records import (
     Ability,
@@ -64,7 +64,6 @@ from schemas.records import (
     Source,
     Stratagem,
     WargearLoadout,
-    WeaponAbility,
     WeaponProfile,
 )
 
@@ -1341,12 +1340,9 @@ def _emit_weapon(page: _Page, ds: str, i: int, is_melee: bool, labels: list[str]
         page.flag(i, "weapon_profiles", entity, "weapon_not_in_loadout",
                   f"{name!r} is in no loadout line of the datasheet")
     for position, ability in enumerate(abilities, start=1):
-        page.add(WeaponAbility(
-            source_id=page.source.source_id, locator=page.loc(i), datasheet_id=ds,
+        page.add(weapon_ability_record(
+            ability, source_id=page.source.source_id, locator=page.loc(i), datasheet_id=ds,
             weapon_name=name, profile_name=profile, is_melee=is_melee, position=position,
-            name=ability.name, target_keyword=ability.target_keyword,
-            threshold=ability.threshold, value=ability.value, raw_text=ability.raw_text,
-            condition=ability.condition,
         ))
         for code in ability.flags:
             page.flag(i, "weapon_abilities", entity, code, f"as printed: {ability.raw_text!r}")
