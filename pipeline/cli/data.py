@@ -9,7 +9,7 @@ import typer
 
 from pipeline import query
 from pipeline.cli import app
-from pipeline.cli.output import Format, note, render_rows, to_json
+from pipeline.cli.output import Format, ModeChoice, note, render_rows, to_json
 
 DbOption = typer.Option(query.DEFAULT_DB, "--db", help="Database file (built by `make build-db`).")
 FormatOption = typer.Option(Format.table, "--format", "-f", help="Output format: table, json or csv.")
@@ -51,7 +51,7 @@ def units_command(
 def unit_command(
     name: str = typer.Argument(..., help="Unit name or datasheet id."),
     edition: Optional[int] = typer.Option(None, "--edition", help="10 or 11."),
-    mode: Optional[str] = typer.Option(None, "--mode", help="matched or combat-patrol."),
+    mode: Optional[ModeChoice] = typer.Option(None, "--mode", help="matched or combat-patrol."),
     db: Path = DbOption,
     fmt: Format = FormatOption,
 ) -> None:
@@ -60,7 +60,7 @@ def unit_command(
     Example: wh40k unit "Battle Sisters Squad"
     """
     con = query.open_database(db)
-    sheet, others = query.find_datasheet(con, name, edition=edition, mode=mode)
+    sheet, others = query.find_datasheet(con, name, edition=edition, mode=mode.value if mode else None)
     if others:
         note("also matching: " + ", ".join(o["datasheet_id"] for o in others) + " (pass the datasheet id to choose)")
     detail = query.unit_detail(con, sheet["datasheet_id"])

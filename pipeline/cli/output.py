@@ -10,6 +10,13 @@ from enum import Enum
 from typing import Any, Iterable
 
 
+class ModeChoice(str, Enum):
+    """A game mode, as the command line takes it."""
+
+    matched = "matched"
+    combat_patrol = "combat-patrol"
+
+
 class Format(str, Enum):
     table = "table"
     json = "json"

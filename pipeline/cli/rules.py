@@ -11,7 +11,7 @@ import typer
 
 from pipeline import query
 from pipeline.cli import app
-from pipeline.cli.output import Format, render_rows, to_json
+from pipeline.cli.output import Format, ModeChoice, render_rows, to_json
 from pipeline.errors import InputError
 from pipeline.rules import governing_text, rule_diff
 
@@ -19,11 +19,6 @@ from pipeline.rules import governing_text, rule_diff
 class DiffFormat(str, Enum):
     table = "table"
     json = "json"
-
-
-class ModeChoice(str, Enum):
-    matched = "matched"
-    combat_patrol = "combat-patrol"
 
 
 def _date(text: Optional[str]) -> Optional[dt.date]:
