@@ -161,3 +161,23 @@ def test_attack_uses_the_smallest_unit_size_and_one_profile_per_weapon(full):
     # --models scales the loadout: every model's boltgun, not every weapon on the datasheet
     out = attack(AttackRequest(attacker="10e/adepta-sororitas/battle-sisters-squad", target="GEQ", models=10), db)
     assert [(w.name, w.models) for w in out.weapons] == [("Boltgun", 10)]
+
+
+def test_loadout_lines_count_their_models_from_the_composition(full):
+    from pipeline.engine.service import AttackRequest, attack
+    from pipeline.errors import InputError
+
+    db = full[0]
+    fired = lambda unit: {w.name: w.models for w in attack(AttackRequest(attacker=unit, target="GEQ"), db).weapons}  # noqa: E731
+    # "The Kasrkin Sergeant" is one model, "Every Kasrkin Trooper" the 9 of the composition
+    assert fired("10e/astra-militarum/kasrkin") == {"Hot-shot lasgun": 9, "Hot-shot laspistol": 1}
+    # "Each Retributor": 4; the Superior fires her boltgun rather than her pistol
+    assert fired("Retributor Squad") == {"Boltgun": 1, "Heavy bolter": 4}
+    assert fired("10e/astra-militarum/cadian-shock-troops") == {"Lasgun": 9, "Laspistol": 1}
+    with pytest.raises(InputError, match="different models different weapons"):
+        attack(AttackRequest(attacker="10e/astra-militarum/kasrkin", target="GEQ", models=5), db)
+    with pytest.raises(InputError, match="at least 1 model"):
+        attack(AttackRequest(attacker="Termagants", target="GEQ", models=0), db)
+    out = attack(AttackRequest(attacker="10e/astra-militarum/kasrkin", target="GEQ",
+                               weapons=("hot-shot lasgun",), models=5), db)
+    assert [(w.name, w.models) for w in out.weapons] == [("Hot-shot lasgun", 5)]

@@ -64,13 +64,39 @@ def model_count(con: duckdb.DuckDBPyConnection, datasheet: dict) -> tuple[int, s
     return 1, "no model count in the database: 1 model assumed (use --models / --target-models)"
 
 
+def _model_type_counts(con: duckdb.DuckDBPyConnection, datasheet_id: str) -> dict[str, int]:
+    """Smallest number of each model type, from the composition (``9 Kasrkin Troopers``);
+    the first line that names a type wins (the unit's smallest size is listed first)."""
+    counts: dict[str, int] = {}
+    for name, low in con.execute(
+        "SELECT model_name, min_models FROM unit_composition WHERE datasheet_id = ? ORDER BY line",
+        [datasheet_id]).fetchall():
+        if low:
+            counts.setdefault(slug(name).rstrip("s"), low)
+    return counts
+
+
+def _line_models(models_text: str, model_count: int | None, unit_size: int, types: dict[str, int]) -> int:
+    """How many models a loadout line speaks of.
+
+    ``6 Battle Sisters`` -> 6; ``Every model`` -> the unit size; ``Every Kasrkin Trooper`` /
+    ``Each Retributor`` -> that type's number in the composition (else the unit size);
+    ``This model``, ``The Sister Superior``, ``One ...`` -> 1.
+    """
+    if model_count is not None:
+        return model_count
+    m = re.match(r"(?i)(every|each)\s+(.+)", models_text.strip())
+    if not m:
+        return 1
+    who = m.group(2)
+    if re.match(r"(?i)models?\b", who):
+        return unit_size
+    return types.get(slug(who).rstrip("s"), unit_size)
+
+
 def _loadout_counts(con: duckdb.DuckDBPyConnection, datasheet: dict, weapon_names: set[str], phase: Phase,
                     unit_size: int) -> Counter:
-    """How many models carry each weapon name, from the loadout lines (empty if none).
-
-    ``unit_size`` stands for "every model"; numbered lines keep their numbers, at most
-    ``unit_size``.
-    """
+    """How many models carry each weapon name, from the loadout lines (empty if none)."""
     counts: Counter[str] = Counter()
     by_slug = {slug(n): n for n in weapon_names}
     lines = _rows(con.execute(
@@ -79,11 +105,9 @@ def _loadout_counts(con: duckdb.DuckDBPyConnection, datasheet: dict, weapon_name
     pistols = {r["weapon_name"] for r in _rows(con.execute(
         "SELECT DISTINCT weapon_name FROM weapon_abilities WHERE datasheet_id = ? AND name = 'PISTOL'",
         [datasheet["datasheet_id"]]))}
+    types = _model_type_counts(con, datasheet["datasheet_id"])
     for line in lines:
-        n = line["model_count"]
-        if n is None:
-            n = unit_size if re.match(r"(?i)every model", line["models"]) else 1
-        n = min(n, unit_size)
+        n = _line_models(line["models"], line["model_count"], unit_size, types)
         carried = [by_slug[slug(item)] for item in re.split(r"[;,]", line["equipment"]) if slug(item) in by_slug]
         if phase == "shooting":
             non_pistols = [w for w in carried if w not in pistols]
@@ -91,6 +115,12 @@ def _loadout_counts(con: duckdb.DuckDBPyConnection, datasheet: dict, weapon_name
         for weapon in dict.fromkeys(carried):
             counts[weapon] += n
     return counts
+
+
+def _uniform_loadout(con: duckdb.DuckDBPyConnection, datasheet_id: str) -> bool:
+    """True when every loadout line is about every model (so a unit size scales all of it)."""
+    lines = con.execute("SELECT models FROM wargear_loadouts WHERE datasheet_id = ?", [datasheet_id]).fetchall()
+    return all(re.match(r"(?i)(every|each)\s+models?\b", m) for (m,) in lines)
 
 
 def _split_choice(name: str) -> tuple[str, str | None]:
@@ -112,16 +142,24 @@ def attacker_weapons(
     """The weapons a datasheet fires in a phase, each with the number of models firing it.
 
     Without ``weapon_names`` the unit fires its loadout (``wargear_loadouts``) at its smallest
-    size (``model_count``), or ``models`` models: "every model" lines count ``models``, numbered
-    lines keep their number (at most ``models``). ``weapon_names`` picks weapons by name
-    (case-insensitive); a weapon with several profiles fires one of them, the first unless named
-    as ``"Plasma pistol (supercharge)"``; each named weapon is fired by the models of the loadout
-    that carry it, or by ``models`` (default: the unit size) when the loadout does not list it.
+    size (``model_count``); each line counts its models (``_line_models``). ``models`` sets the
+    unit's size only when every loadout line is about every model; otherwise it needs
+    ``weapon_names``. ``weapon_names`` picks weapons by name (case-insensitive); a weapon with
+    several profiles fires one of them, the first unless named as ``"Plasma pistol (supercharge)"``;
+    each named weapon is fired by ``models`` models, else by the models of the loadout that carry
+    it, else by the unit's size.
     Notes about choices made go to ``notes``.
     Raises ``NotFoundError`` (with close names) for a weapon or profile the datasheet does not
     have, and ``InputError`` when the datasheet has no weapon for the phase.
     """
     notes = notes if notes is not None else []
+    if models is not None and models < 1:
+        raise InputError(f"--models {models}: a unit has at least 1 model")
+    if models is not None and not weapon_names and not _uniform_loadout(con, datasheet["datasheet_id"]):
+        raise InputError(
+            f"--models {models}: the loadout of {datasheet['name']} gives different models different "
+            "weapons; choose the weapons to fire with --weapon (each fired by --models models)"
+        )
     is_melee = phase == "fight"
     kind = "melee" if is_melee else "ranged"
     profiles = _rows(con.execute(
@@ -140,7 +178,10 @@ def attacker_weapons(
         unit_size = models
     elif how.startswith("no model count"):
         notes.append(f"{datasheet['name']}: {how}")
+    elif how != "printed model count":
+        notes.append(f"{datasheet['name']}: {unit_size} models ({how})")
     chosen: list[dict] = []
+    named_profiles: set[int] = set()
     if weapon_names:
         for asked in weapon_names:
             name, profile = _split_choice(asked)
@@ -159,11 +200,13 @@ def attacker_weapons(
             if profile is not None:
                 picked = [p for p in options if slug(p["profile_name"]) == slug(profile)]
                 if not picked:
+                    names = [p["profile_name"] for p in options if p["profile_name"]]
                     raise NotFoundError(
-                        f"{match} has no profile {profile!r}; its profiles: "
-                        + ", ".join(p["profile_name"] for p in options)
+                        f"{match} has no profile {profile!r}; "
+                        + (f"its profiles: {', '.join(names)}" if names else "it has a single profile")
                     )
                 chosen.append(picked[0])
+                named_profiles.add(id(picked[0]))
             else:
                 chosen.append(options[0])
     else:
@@ -172,14 +215,16 @@ def attacker_weapons(
     abilities = _abilities(con, datasheet["datasheet_id"])
     weapons: list[Weapon] = []
     for p in chosen:
-        if counts:
+        if weapon_names and models is not None:
+            n = models
+        elif counts:
             n = counts.get(p["weapon_name"], 0) or (unit_size if weapon_names else 0)
         else:
             n = unit_size
         if n == 0:
             continue
         others = [o["profile_name"] for o in by_weapon[p["weapon_name"]] if o is not p]
-        if others:
+        if others and id(p) not in named_profiles:
             notes.append(
                 f"{p['weapon_name']}: fired with its {p['profile_name']!r} profile; its other profiles "
                 f"({', '.join(others)}) are chosen with --weapon \"{p['weapon_name']} ({others[0]})\""

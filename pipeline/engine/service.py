@@ -108,7 +108,15 @@ def attack(request: AttackRequest, db: Path = query.DEFAULT_DB) -> AttackOutcome
     if others:
         notes.append(f"attacker {request.attacker!r}: using {sheet['datasheet_id']}; also matching: "
                      + ", ".join(o["datasheet_id"] for o in others) + " (pass a datasheet id to choose)")
-    weapons = attacker_weapons(con, sheet, request.phase, request.weapons, request.models, notes)
+    try:
+        weapons = attacker_weapons(con, sheet, request.phase, request.weapons, request.models, notes)
+    except NotFoundError as exc:
+        if not others:
+            raise
+        raise NotFoundError(
+            f"{exc} (in {sheet['datasheet_id']}; other datasheets of that name: "
+            + ", ".join(o["datasheet_id"] for o in others) + ": pass one as the attacker)"
+        ) from None
     target = resolve_target(con, request.target, request.target_models, notes)
     if request.feel_no_pain is not None:
         target = dataclasses.replace(target, feel_no_pain=request.feel_no_pain)
