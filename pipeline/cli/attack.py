@@ -91,7 +91,7 @@ def _render(outcome: AttackOutcome, explain: bool = False) -> None:
         console.print(f"  {w.models} x {escape(w.name)}: A {w.attacks}, {'WS' if w.is_melee else 'BS'} {skill}, "
                       f"S {w.strength}, AP {w.armour_penetration}, D {w.damage}", highlight=False)
     stages = Table(title="Per stage", title_justify="left")
-    for col in ("stage", "mean", "p10", "median", "p90", "max"):
+    for col in ("stage", "mean", "p10", "median", "p90", "max (p>1e-12)"):
         stages.add_column(col, justify="left" if col == "stage" else "right")
     for name in STAGES:
         d = getattr(r, name)
