@@ -71,7 +71,11 @@ def unit_command(
         render_rows(detail["weapons"], fmt)
         return
     d = detail["datasheet"]
-    print(f"{d['name']}  ({d['datasheet_id']}, {d['starting_strength'] or '?'} models, "
+    from pipeline.engine.from_db import model_count
+
+    size, how = model_count(con, d)
+    models = f"{size} models" + ("" if how == "printed model count" else f", {how}")
+    print(f"{d['name']}  ({d['datasheet_id']}, {models}, "
           f"edition {d['edition']}, {d['game_mode'] or 'all game modes'}, source {d['source_id']})")
     if detail["model_profiles"]:
         render_rows(detail["model_profiles"], fmt, title="Model profiles", columns=[
@@ -81,7 +85,10 @@ def unit_command(
         render_rows(detail["loadout"], fmt, title="Wargear")
     render_rows(detail["weapons"], fmt, title="Weapons", columns=[
         "weapon_name", "profile_name", "range", "A", "skill", "S", "AP", "D", "abilities"])
-    render_rows(detail["abilities"], fmt, title="Abilities", columns=["kind", "name", "parameter", "text"])
+    abilities = [
+        {**a, "text": a["text"] if a["text"] else f'(a rule: wh40k rule "{a["name"]}")'} for a in detail["abilities"]
+    ]
+    render_rows(abilities, fmt, title="Abilities", columns=["kind", "name", "parameter", "text"])
     kws = detail["keywords"]
     print("Keywords: " + ", ".join(k["keyword"] for k in kws if not k["is_faction_keyword"]))
     print("Faction keywords: " + ", ".join(k["keyword"] for k in kws if k["is_faction_keyword"]))
