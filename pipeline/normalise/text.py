@@ -7,7 +7,7 @@ import re
 import unicodedata
 from functools import lru_cache
 
-import lxml.html
+from bs4 import BeautifulSoup
 
 #: Characters read as a plain hyphen-minus in names and values.
 _HYPHENS = {
@@ -57,28 +57,9 @@ def slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text).strip("-")
 
 
-_BLOCK_TAGS = frozenset({"p", "div", "li", "tr", "ul", "ol", "table", "h1", "h2", "h3", "h4"})
-_FRAGMENT_PARSER = lxml.html.HTMLParser(remove_comments=True)
-
-
-def _text_parts(element, parts: list[str]) -> None:
-    """Collect the text of an lxml element tree: a line break for ``<br>`` and around blocks."""
-    for child in element:
-        tag = child.tag if isinstance(child.tag, str) else None
-        if tag == "br":
-            parts.append("\n")
-        elif tag in _BLOCK_TAGS:
-            parts.append("\n")
-            if child.text:
-                parts.append(child.text)
-            _text_parts(child, parts)
-            parts.append("\n")
-        elif tag is not None:
-            if child.text:
-                parts.append(child.text)
-            _text_parts(child, parts)
-        if child.tail:
-            parts.append(child.tail)
+_BLOCK_TAGS = ("p", "div", "li", "tr", "ul", "ol", "table", "h1", "h2", "h3", "h4")
+#: A fragment with one of these tags has line structure; without one it is a single run of text.
+_LINE_TAGS = re.compile(r"<\s*(?:br|p|div|li|tr|ul|ol|table|h[1-4])\b", re.IGNORECASE)
 
 
 @lru_cache(maxsize=65536)
@@ -86,26 +67,31 @@ def html_to_text(fragment: str) -> str:
     """Clean text from an HTML fragment: one line per ``<li>``, ``<br>`` or block element.
 
     Entities are decoded exactly once (a fragment whose tags were escaped, ``&lt;b&gt;``, is
-    unescaped first, then parsed). Inline tags (``<b>``, ``<span>``, ``<a>``) keep their text;
-    comments are dropped. Parsed with lxml's HTML parser (the whole pages are read with
-    beautifulsoup4; these small fields, tens of thousands per export, go straight to lxml).
-    Pure, so memoised: exports repeat the same fragments many times.
+    unescaped first, then parsed with beautifulsoup4 and lxml). Inline tags (``<b>``, ``<span>``,
+    ``<a>``) keep their text; comments are not text. Pure, so memoised: exports repeat the same
+    fragments many times.
 
     >>> html_to_text("Line one<br/>Line two")
     'Line one\\nLine two'
     >>> html_to_text("&lt;ul&gt;&lt;li&gt;&lt;b&gt;A&lt;/b&gt; x.&lt;/li&gt;&lt;li&gt;B&lt;/li&gt;&lt;/ul&gt;")
     'A x.\\nB'
-    >>> html_to_text('<span class="kwb">EPIC</span> <span class="kwb">HERO</span>')
+    >>> html_to_text('<span class="kwb">EPIC</span> <span class="kwb">HERO</span><!-- note -->')
     'EPIC HERO'
     """
     if "<" not in fragment and "&lt;" in fragment:
         fragment = html.unescape(fragment)
     if "<" not in fragment:
         return "\n".join(clean_line(x) for x in html.unescape(fragment).split("\n") if x.strip())
-    root = lxml.html.fromstring(f"<div>{fragment}</div>", parser=_FRAGMENT_PARSER)
-    parts: list[str] = [root.text or ""]
-    _text_parts(root, parts)
-    lines = (clean_line(line) for line in "".join(parts).split("\n"))
+    soup = BeautifulSoup(fragment, "lxml")
+    if _LINE_TAGS.search(fragment):
+        for br in soup.find_all("br"):
+            br.replace_with("\n")
+        for tag in soup.find_all(_BLOCK_TAGS):
+            tag.insert_before("\n")
+            tag.insert_after("\n")
+    text = soup.get_text()
+    soup.decompose()  # a parse tree is cyclic: free it now, not at the next collection
+    lines = (clean_line(line) for line in text.split("\n"))
     return "\n".join(line for line in lines if line)
 
 
