@@ -1529,31 +1529,31 @@ class _Export:
         return out
 
     def datasheet_enhancements(self, row: Row) -> list[Record]:
-        v = row.values
-        ds_id = self.datasheet(v["datasheet_id"].strip())
-        wid = v["enhancement_id"].strip()
-        if wid not in self.enhancement_ids:
-            raise _Rejected(f"orphan: enhancement {wid} is not in Enhancements.csv")
-        record = DatasheetEnhancement(
-            source_id=self.sid,
-            locator=self.locator("Datasheets_enhancements", row.line),
-            datasheet_id=ds_id,
-            enhancement_id=self.enhancement_ids[wid],
+        return self._datasheet_link(
+            row, "Datasheets_enhancements", "enhancement_id", self.enhancement_ids,
+            "enhancement", "Enhancements.csv", DatasheetEnhancement,
         )
-        self.claim(record)
-        return [record]
 
     def datasheet_detachment_abilities(self, row: Row) -> list[Record]:
-        v = row.values
-        ds_id = self.datasheet(v["datasheet_id"].strip())
-        wid = v["detachment_ability_id"].strip()
-        if wid not in self.detachment_ability_ids:
-            raise _Rejected(f"orphan: detachment ability {wid} is not in Detachment_abilities.csv")
-        record = DatasheetDetachmentAbility(
+        return self._datasheet_link(
+            row, "Datasheets_detachment_abilities", "detachment_ability_id", self.detachment_ability_ids,
+            "detachment ability", "Detachment_abilities.csv", DatasheetDetachmentAbility,
+        )
+
+    def _datasheet_link(
+        self, row: Row, table: str, column: str, ids: Mapping[str, str], what: str, file: str,
+        record_type: type[Record],
+    ) -> list[Record]:
+        """A row linking a datasheet to another table's row (``column`` holds its Wahapedia id)."""
+        ds_id = self.datasheet(row.values["datasheet_id"].strip())
+        wid = row.values[column].strip()
+        if wid not in ids:
+            raise _Rejected(f"orphan: {what} {wid} is not in {file}")
+        record = record_type(
             source_id=self.sid,
-            locator=self.locator("Datasheets_detachment_abilities", row.line),
+            locator=self.locator(table, row.line),
             datasheet_id=ds_id,
-            detachment_ability_id=self.detachment_ability_ids[wid],
+            **{column: ids[wid]},
         )
         self.claim(record)
         return [record]
