@@ -688,3 +688,12 @@ def test_golden_adepta_sororitas_cut_down(files10):
             "accounting": [a.model_dump(mode="json") for a in rows],
         },
     )
+
+
+def test_the_shared_html_cleaning_changes_nothing(files10, export10, monkeypatch):
+    """The full export parsed in the calling process alone gives the very same records."""
+    monkeypatch.setenv("WH40K_JOBS", "1")
+    alone = parse_export(files10, source(10, dt.date(2025, 11, 14)))
+    assert len(alone.records) == len(export10.records)
+    assert alone.records == export10.records
+    assert alone.rejects == export10.rejects

@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import html
+import multiprocessing
+import os
+import queue
 import re
+import sys
 import unicodedata
 from functools import lru_cache
+from typing import Any, Callable
 
 from bs4 import BeautifulSoup
 
@@ -105,3 +110,162 @@ def strip_battlescribe_markup(text: str) -> str:
     'an Adepta Sororitas unit, VEHICLE, FLY'
     """
     return _BS_KEYWORD.sub(lambda m: next(g for g in m.groups() if g is not None), text)
+
+
+def background_jobs() -> int:
+    """Processes the HTML clean-up may use: ``WH40K_JOBS`` if set, else the CPU count (at most 2).
+
+    ``WH40K_JOBS=1`` keeps all the work in the calling process.
+
+    Raises ``ValueError`` when ``WH40K_JOBS`` is not a whole number of at least 1.
+    """
+    setting = os.environ.get("WH40K_JOBS", "").strip()
+    if not setting:
+        return min(2, os.cpu_count() or 1)
+    if not setting.isdigit() or int(setting) < 1:
+        raise ValueError(f"WH40K_JOBS={setting!r}: expected a whole number of processes, 1 or more")
+    return int(setting)
+
+
+_FREE, _CALLER, _WORKER = 0, 1, 2
+
+
+def _chunks_of(fragments: list[str], size: int) -> list[list[str]]:
+    return [fragments[i : i + size] for i in range(0, len(fragments), size)]
+
+
+def _clean_from_the_back(
+    list_fragments: Callable[[], list[str]], chunk_size: int, claims: Any, results: Any
+) -> None:
+    """Worker: list the fragments, then claim chunks from the last one backwards and send
+    ``(fragments, texts)`` for each, until a chunk is already claimed (the caller got there
+    first); then send ``None``."""
+    try:
+        chunks = _chunks_of(list_fragments(), chunk_size)
+        for k in range(min(len(chunks), len(claims)) - 1, -1, -1):
+            with claims.get_lock():
+                if claims[k] != _FREE:
+                    break
+                claims[k] = _WORKER
+            results.put((k, chunks[k], [html_to_text(fragment) for fragment in chunks[k]]))
+    finally:
+        results.put(None)
+
+
+class SharedHtmlCleaning:
+    """``html_to_text`` over a list of fragments known in advance, shared with a worker process.
+
+    The fragments come in the order the caller will need them and are cut into chunks of
+    ``chunk_size``. A forked worker lists them itself (``list_fragments``, run in the worker, so
+    that the caller can go on meanwhile) and cleans chunks from the last one backwards. The
+    caller gives its own copy of the list (``expect``); its ``get(fragment)`` cleans the
+    fragment's whole chunk in the calling process when no one has claimed it yet, and waits for
+    the worker's texts when the worker has. The two meet where their work is balanced.
+
+    Every text is the one ``html_to_text`` gives: the worker sends each chunk's fragments with
+    their texts, so a fragment it did not send, or any fragment once the worker has died, is
+    cleaned in the calling process. ``capacity`` bounds the number of chunks (extra ones are
+    the caller's).
+
+    ``start`` returns None (clean everything in the calling process) where fork is not
+    available or ``background_jobs()`` is 1. Call ``close`` when done (or use ``with``).
+    """
+
+    def __init__(
+        self, list_fragments: Callable[[], list[str]], capacity: int, chunk_size: int = 32
+    ) -> None:
+        self._chunk_size = chunk_size
+        self._chunks: list[list[str]] = []
+        self._chunk_of: dict[str, int] = {}
+        self._done: dict[str, str] = {}
+        self._arrived: dict[int, tuple[list[str], list[str]]] = {}
+        context = multiprocessing.get_context("fork")
+        self._claims = context.Array("b", max(capacity, 1))
+        self._results = context.Queue()
+        self._worker_finished = False
+        self._worker = context.Process(
+            target=_clean_from_the_back,
+            args=(list_fragments, chunk_size, self._claims, self._results),
+            daemon=True,
+        )
+        self._worker.start()
+        #: Chunks whose texts came from the worker (for tests and measurements).
+        self.chunks_by_worker = 0
+
+    @classmethod
+    def start(
+        cls, list_fragments: Callable[[], list[str]], capacity: int, chunk_size: int = 32
+    ) -> SharedHtmlCleaning | None:
+        if background_jobs() < 2 or "fork" not in multiprocessing.get_all_start_methods():
+            return None
+        if sys.platform != "linux":  # fork is unsafe with the system frameworks of macOS
+            return None
+        try:
+            return cls(list_fragments, capacity, chunk_size)
+        except OSError:
+            return None
+
+    def expect(self, fragments: list[str]) -> None:
+        """The caller's list of the fragments: the same list, in the same order, as the worker's."""
+        self._chunks = _chunks_of(fragments, self._chunk_size)
+        self._chunk_of = {f: k for k, chunk in enumerate(self._chunks) for f in chunk}
+
+    def get(self, fragment: str) -> str:
+        """The clean text of ``fragment`` (``html_to_text``)."""
+        text = self._done.get(fragment)
+        if text is not None:
+            return text
+        k = self._chunk_of.get(fragment)
+        if k is not None:
+            self._resolve(k)
+            text = self._done.get(fragment)
+        return text if text is not None else html_to_text(fragment)
+
+    def _resolve(self, k: int) -> None:
+        owner = _CALLER
+        if k < len(self._claims):
+            with self._claims.get_lock():
+                owner = self._claims[k]
+                if owner == _FREE:
+                    self._claims[k] = owner = _CALLER
+        if owner == _WORKER:
+            sent = self._wait_for(k)
+            if sent is not None:
+                self._done.update(zip(*sent))
+                self.chunks_by_worker += 1
+        chunk = self._chunks[k]
+        self._done.update((f, html_to_text(f)) for f in chunk if f not in self._done)
+
+    def _wait_for(self, k: int) -> tuple[list[str], list[str]] | None:
+        """The worker's chunk ``k``; None when the worker ended without sending it."""
+        while k not in self._arrived and not self._worker_finished:
+            try:
+                message = self._results.get(timeout=1.0)
+            except queue.Empty:
+                if not self._worker.is_alive():
+                    self._worker_finished = True
+                continue
+            if message is None:
+                self._worker_finished = True
+            else:
+                self._arrived[message[0]] = (message[1], message[2])
+        return self._arrived.pop(k, None)
+
+    def close(self) -> None:
+        """Stop the worker (it stops at the next chunk it finds claimed) and wait for it."""
+        with self._claims.get_lock():
+            for k in range(len(self._claims)):
+                if self._claims[k] == _FREE:
+                    self._claims[k] = _CALLER
+        while not self._worker_finished:
+            self._wait_for(-1)
+        self._worker.join(timeout=5)
+        if self._worker.is_alive():
+            self._worker.kill()
+        self._results.close()
+
+    def __enter__(self) -> SharedHtmlCleaning:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()

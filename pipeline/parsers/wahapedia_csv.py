@@ -2,7 +2,9 @@
 
 Pure: ``parse_export(files, source)`` takes the decoded text of each table, keyed by table name
 (the file stem: ``"Datasheets"``, ``"Datasheets_wargear"``), and returns records, rejects and the
-per-table accounting. No I/O, no globals. The reader is ``pipeline.parsers.psv``.
+per-table accounting. No I/O, no globals. The reader is ``pipeline.parsers.psv``. On a large
+export a worker process shares the cleaning of the HTML fields (``HTML_COLUMNS``;
+``WH40K_JOBS=1`` keeps it in the calling process): the output is the same either way.
 
 Every input row of every table ends as exactly one of: loaded (it gave one or more records),
 a counted duplicate, or a ``Reject`` (locator ``"Datasheets_wargear.csv line 123"``, the raw row,
@@ -81,7 +83,7 @@ from pipeline.normalise.characteristics import (
     skill,
     weapon_range,
 )
-from pipeline.normalise.text import clean_line, html_to_text, slug
+from pipeline.normalise.text import SharedHtmlCleaning, clean_line, html_to_text, slug
 from pipeline.normalise.weapon_abilities import parse_ability, split_abilities, weapon_ability_record
 from pipeline.parsers import ParseResult
 from pipeline.parsers.psv import Row, Table, read_table
@@ -224,6 +226,30 @@ ABILITY_KINDS: dict[str, str] = {
 }
 
 #: Stratagem group names printed in ``type`` that mean the same group.
+#: The HTML columns of each table, in the order the parser reads them. On a large export their
+#: distinct fragments are cleaned by the parser and a worker process together
+#: (``SharedHtmlCleaning``: about 1.4 s of beautifulsoup4 work on the full 10th-edition export).
+#: Only a matter of speed: a fragment not listed is cleaned when the parser reaches it.
+HTML_COLUMNS: dict[str, tuple[str, ...]] = {
+    "Detachments": ("legend",),
+    "Detachment_abilities": ("description", "legend"),
+    "Datasheets": (
+        "name", "legend", "loadout", "transport", "damaged_description", "leader_head",
+        "leader_footer",
+    ),
+    "Datasheets_keywords": ("keyword",),
+    "Datasheets_unit_composition": ("description",),
+    "Datasheets_models": ("inv_sv_descr",),
+    "Datasheets_wargear": ("description",),
+    "Datasheets_abilities": ("name", "description"),
+    "Datasheets_options": ("description",),
+    "Stratagems": ("name", "description", "legend"),
+    "Enhancements": ("name", "description", "legend"),
+}
+#: An export with fewer tags than this in those tables is cleaned in the calling process alone
+#: (a worker would cost more than it saves; the full 10th-edition export has about 150,000).
+SHARED_HTML_MIN_TAGS = 20_000
+
 STRATAGEM_GROUP_ALIASES: dict[str, str] = {"Core Stratagem": "Core"}
 
 #: Stratagem description labels -> ``Stratagem`` fields.
@@ -365,17 +391,18 @@ class _Export:
         self.edition = source.edition
         self.prefix = f"{source.edition}e"
         self.result = ExportParseResult()
+        # Started first: the worker reads its own copy of the HTML tables meanwhile.
+        self._shared_html = _start_shared_html(files)
         self.tables: dict[str, Table] = {}
         self.unknown_tables: dict[str, Table] = {}
         for name, text in files.items():
-            table = read_table(text, name)
-            aliases = COLUMN_ALIASES.get(name, {})
-            if aliases:
-                table = _rename_columns(table, aliases)
+            table = _read(text, name)
             if name in COLUMNS:
                 self.tables[name] = table
             else:
                 self.unknown_tables[name] = table
+        if self._shared_html is not None:
+            self._shared_html.expect(html_fragments(self.tables))
         self._html: dict[str, str] = {}
         self._abilities: dict[str, list] = {}  # printed ability list -> parsed abilities
         self._seen: dict[tuple[str, tuple], Provenanced] = {}  # (table, key) -> first record
@@ -464,7 +491,8 @@ class _Export:
             return ""
         text = self._html.get(fragment)
         if text is None:
-            text = html_to_text(fragment)
+            shared = self._shared_html
+            text = html_to_text(fragment) if shared is None else shared.get(fragment)
             self._html[fragment] = text
         return text
 
@@ -538,6 +566,14 @@ class _Export:
     # ---- run -------------------------------------------------------------------------------
 
     def run(self) -> ExportParseResult:
+        try:
+            return self._run()
+        finally:
+            if self._shared_html is not None:
+                self._shared_html.close()
+                self._shared_html = None
+
+    def _run(self) -> ExportParseResult:
         self.rows("Last_update", self.last_update)
         self.rows("Factions", self.factions)
         self.rows("Source", self.publications)
@@ -1693,6 +1729,45 @@ def _int(text: str, name: str) -> int:
     if not t.isdigit():
         raise _Rejected(f"{name} is not a whole number: {t!r}")
     return int(t)
+
+
+def _read(text: str, name: str) -> Table:
+    """One table of the export, its columns renamed to this parser's names (``COLUMN_ALIASES``)."""
+    table = read_table(text, name)
+    aliases = COLUMN_ALIASES.get(name, {})
+    return _rename_columns(table, aliases) if aliases else table
+
+
+def html_fragments(tables: Mapping[str, Table]) -> list[str]:
+    """The distinct HTML fragments of the ``HTML_COLUMNS``, in the order the parser reads them.
+
+    Only values with markup (``<`` or an escaped ``&lt;``) are listed: plain text is cleaned
+    without beautifulsoup4.
+    """
+    fragments: dict[str, None] = {}
+    for name, columns in HTML_COLUMNS.items():
+        table = tables.get(name)
+        for row in table.rows if table is not None else ():
+            for column in columns:
+                value = row.values.get(column, "")
+                if "<" in value or "&lt;" in value:
+                    fragments[value] = None
+    return list(fragments)
+
+
+def _fragments_of_files(files: Mapping[str, str]) -> list[str]:
+    """``html_fragments`` from the texts (what the worker runs: it reads its own copy)."""
+    return html_fragments({name: _read(files[name], name) for name in HTML_COLUMNS if name in files})
+
+
+def _start_shared_html(files: Mapping[str, str]) -> SharedHtmlCleaning | None:
+    """A worker sharing the HTML cleaning of a large export, or None for a small one."""
+    texts = [files[name] for name in HTML_COLUMNS if name in files]
+    if sum(text.count("<") for text in texts) < SHARED_HTML_MIN_TAGS:
+        return None
+    # One fragment per row and column at most: a bound on the number of chunks.
+    capacity = sum(text.count("\n") + 1 for text in texts) * max(map(len, HTML_COLUMNS.values()))
+    return SharedHtmlCleaning.start(lambda: _fragments_of_files(files), capacity // 32 + 1)
 
 
 def _rename_columns(table: Table, aliases: dict[str, str]) -> Table:

@@ -1,0 +1,90 @@
+"""``SharedHtmlCleaning``: the HTML clean-up shared between the caller and a forked worker.
+
+Whatever the split, every text must be the one ``html_to_text`` gives in the calling process.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+import pytest
+
+from pipeline.normalise.text import SharedHtmlCleaning, background_jobs, html_to_text
+
+pytestmark = pytest.mark.skipif(
+    sys.platform != "linux" or (os.cpu_count() or 1) < 2,
+    reason="the worker is forked, on Linux with two CPUs or more",
+)
+
+FRAGMENTS = [
+    f'<p>Rule {i}: <b>{i % 7}+</b> <span class="kwb">INFANTRY</span></p><ul><li>a{i}</li><li>b</li></ul>'
+    for i in range(300)
+]
+
+
+def _wait_until_worker_claims(shared: SharedHtmlCleaning, k: int, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while shared._claims[k] != 2:  # the worker's mark
+        assert time.monotonic() < deadline, "the worker never claimed the last chunk"
+        time.sleep(0.01)
+
+
+def test_every_text_is_html_to_text_and_the_worker_takes_the_last_chunks(monkeypatch):
+    monkeypatch.delenv("WH40K_JOBS", raising=False)
+    shared = SharedHtmlCleaning.start(lambda: list(FRAGMENTS), capacity=100, chunk_size=10)
+    assert shared is not None
+    try:
+        shared.expect(list(FRAGMENTS))
+        _wait_until_worker_claims(shared, 29)  # 300 fragments in chunks of 10: the last is 29
+        texts = [shared.get(f) for f in FRAGMENTS]
+    finally:
+        shared.close()
+    assert texts == [html_to_text(f) for f in FRAGMENTS]
+    assert texts[0] == "Rule 0: 0+ INFANTRY\na0\nb"
+    assert 1 <= shared.chunks_by_worker <= 30
+
+
+def test_a_worker_list_that_differs_still_gives_the_right_texts(monkeypatch):
+    monkeypatch.delenv("WH40K_JOBS", raising=False)
+    # The worker lists the fragments in reverse: its chunk k holds other fragments than the
+    # caller's chunk k. The texts are keyed by fragment, so only the split suffers.
+    shared = SharedHtmlCleaning.start(lambda: FRAGMENTS[::-1], capacity=100, chunk_size=10)
+    assert shared is not None
+    try:
+        shared.expect(list(FRAGMENTS))
+        _wait_until_worker_claims(shared, 29)
+        texts = {f: shared.get(f) for f in FRAGMENTS}
+    finally:
+        shared.close()
+    assert texts == {f: html_to_text(f) for f in FRAGMENTS}
+
+
+def test_a_dead_worker_leaves_the_work_to_the_caller(monkeypatch):
+    monkeypatch.delenv("WH40K_JOBS", raising=False)
+
+    def list_and_die() -> list[str]:
+        os._exit(3)  # the worker dies before it sends anything
+
+    shared = SharedHtmlCleaning.start(list_and_die, capacity=100, chunk_size=10)
+    assert shared is not None
+    shared.expect(list(FRAGMENTS))
+    shared._claims[29] = 2  # as if the worker had claimed the last chunk before it died
+    try:
+        texts = [shared.get(f) for f in FRAGMENTS]
+    finally:
+        shared.close()
+    assert texts == [html_to_text(f) for f in FRAGMENTS]
+    assert shared.chunks_by_worker == 0
+
+
+def test_wh40k_jobs_setting(monkeypatch):
+    monkeypatch.setenv("WH40K_JOBS", "1")
+    assert background_jobs() == 1
+    assert SharedHtmlCleaning.start(lambda: list(FRAGMENTS), capacity=100) is None
+    monkeypatch.setenv("WH40K_JOBS", "3")
+    assert background_jobs() == 3
+    monkeypatch.setenv("WH40K_JOBS", "two")
+    with pytest.raises(ValueError, match="WH40K_JOBS='two'"):
+        background_jobs()
