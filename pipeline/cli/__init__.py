@@ -6,6 +6,7 @@ anything else is a bug and keeps its traceback.
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 
@@ -40,3 +41,7 @@ def main() -> None:
     except Wh40kError as exc:
         print(f"Error: {exc}", file=sys.stderr)
         sys.exit(1)
+    finally:
+        # The process ends here: spare the interpreter's last collections over every object of
+        # the imported libraries (measured: 0.1 s after a build, 0.2 s after a full build).
+        gc.freeze()
