@@ -2,13 +2,16 @@
 
 Each function takes the printed text and returns the value, or raises ``NormaliseError`` with
 the reason (the caller turns it into a reject). Functions that may load a doubtful value return
-``(value, flags)``: each flag is a stable code stored in ``data_flags``.
+``(value, flags)``: each flag is a stable code stored in ``data_flags``. The functions are pure
+and their values immutable, so they are memoised (an export prints the same few values
+thousands of times); an error is raised again on every call.
 """
 
 from __future__ import annotations
 
 import html
 import re
+from functools import lru_cache
 from typing import NamedTuple
 
 from pipeline.errors import NormaliseError
@@ -24,6 +27,7 @@ def _prep(text: str) -> str:
     return clean_line(html.unescape(text)).translate(_DASHES)
 
 
+@lru_cache(maxsize=4096)
 def dice(text: str) -> DiceExpr:
     """Read a dice expression: ``D6``, ``2D6+3``, ``d3``, ``D6-1`` or a fixed ``3``.
 
@@ -73,6 +77,7 @@ def add_to_dice(expr: DiceExpr, amount: int) -> DiceExpr:
     return make_dice(expr.dice_count, expr.dice_sides, expr.modifier + amount)
 
 
+@lru_cache(maxsize=4096)
 def roll_target(text: str) -> int:
     """Read a roll target: ``3+`` -> 3. A bare digit (Wahapedia's ``3``) is read as ``3+``.
 
@@ -86,6 +91,7 @@ def roll_target(text: str) -> int:
     return int(m.group(1))
 
 
+@lru_cache(maxsize=4096)
 def leadership(text: str) -> int:
     """Read Leadership, a 2D6 roll target: ``6+`` -> 6, ``8+`` -> 8 (2..12).
 
@@ -106,6 +112,7 @@ class Skill(NamedTuple):
     flags: tuple[str, ...]
 
 
+@lru_cache(maxsize=4096)
 def skill(text: str, *, torrent: bool = False) -> Skill:
     """Read BS/WS. ``N/A`` is None (no hit roll); a Torrent weapon always has None.
 
@@ -128,6 +135,7 @@ class AP(NamedTuple):
     flags: tuple[str, ...]
 
 
+@lru_cache(maxsize=4096)
 def armour_penetration(text: str) -> AP:
     """Read Armour Penetration: ``-1``, ``−1`` (U+2212), ``–1`` (U+2013), ``AP-3``, ``0``, ``-0``.
 
@@ -157,6 +165,7 @@ class Range(NamedTuple):
     is_melee: bool
 
 
+@lru_cache(maxsize=4096)
 def weapon_range(text: str) -> Range:
     """Read a weapon range: ``18"``, ``18&quot;``, ``18''``, ``Melee``.
 
@@ -172,6 +181,7 @@ def weapon_range(text: str) -> Range:
     return Range(int(m.group(1)), False)
 
 
+@lru_cache(maxsize=4096)
 def distance(text: str) -> int | None:
     """Read a distance such as a Move characteristic: ``6"`` -> 6, ``20+"`` -> 20, ``-`` -> None.
 
@@ -194,6 +204,7 @@ class InvulnerableSave(NamedTuple):
     scope: str | None
 
 
+@lru_cache(maxsize=4096)
 def invulnerable_save(text: str, note: str | None = None) -> InvulnerableSave:
     """Read an invulnerable save: ``-`` -> none, ``4+`` -> 4, ``3+*`` -> 3 scoped by the note.
 
@@ -226,6 +237,7 @@ def invulnerable_save(text: str, note: str | None = None) -> InvulnerableSave:
     return InvulnerableSave(value, scope)
 
 
+@lru_cache(maxsize=4096)
 def characteristic_int(text: str, name: str) -> int | None:
     """Read a whole-number characteristic (T, W, OC, S): ``5``, ``5*`` -> 5, ``-`` -> None.
 
