@@ -319,22 +319,26 @@ def test_p17_composition_keyword_span_and_neighbours():
         lines[("unit-3", 1)].model_name == "Bjorn the Fell-Handed"
     )  # the hyphen is part of the name
     assert (lines[("unit-4", 1)].min_models, lines[("unit-4", 1)].max_models) == (0, 1)
-    gretchin = lines[("unit-5", 1)]
-    assert (gretchin.model_name, gretchin.min_models, gretchin.max_models) == (
-        "1 Runtherd and 10 Gretchin",
-        None,
-        None,
-    )
-    assert (lines[("unit-5", 2)].model_name, lines[("unit-5", 2)].text) == ("", "OR")
+    # one row per model group, each with the printed line; the OR line is a row of its own
+    gretchin = [
+        (c.line, c.model_name, c.min_models, c.max_models, c.text, c.locator)
+        for c in of(result, UnitComposition)
+        if c.datasheet_id.endswith("/unit-5")
+    ]
+    assert gretchin == [
+        (1, "Runtherd", 1, 1, "1 Runtherd and 10 Gretchin", "Datasheets_unit_composition.csv line 7"),
+        (2, "Gretchin", 10, 10, "1 Runtherd and 10 Gretchin", "Datasheets_unit_composition.csv line 7"),
+        (3, "", None, None, "OR", "Datasheets_unit_composition.csv line 8"),
+    ]
     veterans = lines[("unit-6", 1)]
     assert (veterans.model_name, veterans.min_models) == ("Kill Team Veterans", 8)
     assert veterans.text == "8 Kill Team Veterans:\nVael Donatus\nZameon Gydrael"
     assert lines[("unit-6", 2)].model_name == "Kill Team Terminator (Garran Branatar)"
     assert lines[("unit-7", 1)].model_name == "Atalan Wolfquads"
-    assert sorted(f.flag for f in of(result, DataFlag) if f.table_name == "unit_composition") == [
-        "composition_footnote_marker",
-        "composition_multi_model_line",
-        "composition_text_line",
+    flags = [(f.entity_key, f.flag) for f in of(result, DataFlag) if f.table_name == "unit_composition"]
+    assert sorted(flags) == [
+        ("10e/space-marines/unit-5|3", "composition_text_line"),
+        ("10e/space-marines/unit-7|1", "composition_footnote_marker"),
     ]
     starting = {d.name: d.starting_strength for d in of(result, Datasheet)}
     assert starting == {
@@ -349,6 +353,49 @@ def test_p17_composition_keyword_span_and_neighbours():
     assert [r.reason for r in result.rejects] == [
         "orphan: datasheet 000000404 is not in Datasheets.csv"
     ]
+
+
+def test_composition_rows_numbered_per_datasheet_with_repeats_and_order_checked():
+    rows = [
+        "000000001|1|1 Grenadier Sergeant, 7 Grenadiers and 1 Heavy Weapons Team|",
+        "000000001|2|OR|",
+        "000000001|2|OR |",  # the same line again, same text: a duplicate
+        "000000001|3|10 Grenadiers|",
+        "000000001|3|12 Grenadiers|",  # the same line again, another text: a conflict
+        "000000002|2|9 Wolf Scouts|",  # out of order: numbered as the file lists them
+        "000000002|1|1 Wolf Scout Pack Leader|",
+    ]
+    result = parse(
+        Factions=FACTIONS,
+        Datasheets=datasheets(ds("000000001", "Grenadiers"), ds("000000002", "Wolf Scouts")),
+        Datasheets_unit_composition=table("datasheet_id|line|description|", *rows),
+    )
+    got = [
+        (c.datasheet_id.rsplit("/", 1)[1], c.line, c.model_name, c.min_models)
+        for c in of(result, UnitComposition)
+    ]
+    assert got == [
+        ("grenadiers", 1, "Grenadier Sergeant", 1),
+        ("grenadiers", 2, "Grenadiers", 7),
+        ("grenadiers", 3, "Heavy Weapons Team", 1),
+        ("grenadiers", 4, "", None),
+        ("grenadiers", 5, "Grenadiers", 10),
+        ("wolf-scouts", 1, "Wolf Scouts", 9),
+        ("wolf-scouts", 2, "Wolf Scout Pack Leader", 1),
+    ]
+    assert result.duplicates["Datasheets_unit_composition"] == 1
+    (reject,) = result.rejects
+    assert (reject.locator, reject.reason) == (
+        "Datasheets_unit_composition.csv line 6",
+        "duplicate_key_conflict: key ('10e/space-marines/grenadiers', 3) already loaded from "
+        "Datasheets_unit_composition.csv line 5 with different values (min_models: 10 vs 12; "
+        "max_models: 10 vs 12; text: '10 Grenadiers' vs '12 Grenadiers')",
+    )
+    (order,) = [f for f in of(result, DataFlag) if f.flag == "composition_line_order"]
+    assert (order.entity_key, order.detail) == (
+        "10e/space-marines/wolf-scouts|1",
+        "export line 2 does not follow line 1: rows numbered in file order",
+    )
 
 
 def test_composition_keyword_does_not_repeat_a_listed_keyword():

@@ -32,6 +32,7 @@ from schemas.records import (
     RuleText,
     Source,
     Stratagem,
+    UnitComposition,
     WeaponAbility,
     WeaponProfile,
 )
@@ -182,14 +183,14 @@ def test_record_counts(export10):
             "weapon_abilities": 9698,
             "weapon_profiles": 8954,
             "abilities": 7561,
-            "unit_composition": 2112,
+            "unit_composition": 2140,  # 2112 rows; 22 lines of several model groups give 28 more
             "wargear_loadouts": 1925,
             "leader_links": 1846,
             "model_profiles": 1776,
             "datasheets": 1675,
             "stratagems": 1284,
             "enhancements": 797,
-            "data_flags": 329,
+            "data_flags": 315,
             "rule_texts": 96,
             "factions": 26,
             "datasheet_detachment_abilities": 13254,
@@ -211,9 +212,8 @@ def test_flags(export10):
             "invulnerable_save_note": 68,
             "loadout_note": 22,
             "repeated_datasheet_name": 22,
-            "composition_multi_model_line": 22,
             "unknown_weapon_ability": 20,
-            "composition_text_line": 15,
+            "composition_text_line": 23,  # 11 OR, 8 size caps, 4 other text lines
             "stratagem_group_differs": 9,
             "composition_footnote_marker": 6,
             "not_a_stratagem": 6,
@@ -248,6 +248,48 @@ def test_datasheets(export10):
     assert factions - {d.faction_id for d in sheets.values()} == {
         "unbound-adversaries"
     }  # no datasheets
+
+
+def test_composition_lines_are_model_groups_with_or_rows(export10):
+    def rows(datasheet_id: str) -> list[tuple]:
+        return [
+            (c.line, c.model_name, c.min_models, c.max_models, c.locator)
+            for c in of(export10, UnitComposition)
+            if c.datasheet_id == datasheet_id
+        ]
+
+    # three export rows (line 1, OR, line 3) -> five rows: one per model group, the OR kept
+    assert rows("10e/astra-militarum/cadian-shock-troops") == [
+        (1, "Shock Trooper Sergeant", 1, 1, "Datasheets_unit_composition.csv line 1268"),
+        (2, "Shock Troopers", 9, 9, "Datasheets_unit_composition.csv line 1268"),
+        (3, "", None, None, "Datasheets_unit_composition.csv line 1269"),
+        (4, "Shock Trooper Sergeants", 2, 2, "Datasheets_unit_composition.csv line 1270"),
+        (5, "Shock Troopers", 18, 18, "Datasheets_unit_composition.csv line 1270"),
+    ]
+    # groups separated by commas too; the closing full stop is not part of the name
+    assert [r[1:4] for r in rows("10e/astra-militarum/regimental-attaches")] == [
+        ("Master of Ordnance", 1, 1),
+        ("Officer of the Fleet", 1, 1),
+        ("Astropath", 1, 1),
+    ]
+    assert [r[1:4] for r in rows("10e/world-eaters/jakhals")] == [
+        ("Jakhal Pack Leader", 1, 1),
+        ("Dishonoured", 1, 1),
+        ("Jakhals", 8, 8),
+        ("", None, None),  # "or:"
+        ("Jakhal Pack Leader", 1, 1),
+        ("Dishonoured", 2, 2),
+        ("Jakhals", 17, 17),
+    ]
+    # a size cap is not a model line (it was read as 10 models named "MODELS MAXIMUM")
+    assert rows("10e/space-marines/spectrus-kill-team")[:2] == [
+        (1, "", None, None, "Datasheets_unit_composition.csv line 1426"),
+        (2, "Kill Team Infiltrators", 3, 10, "Datasheets_unit_composition.csv line 1427"),
+    ]
+    sheets = {d.datasheet_id: d.starting_strength for d in of(export10, Datasheet)}
+    assert sheets["10e/astra-militarum/regimental-attaches"] == 3
+    assert sheets["10e/astra-militarum/cadian-shock-troops"] is None  # two alternatives
+    assert not [f for f in of(export10, DataFlag) if f.flag == "composition_line_order"]
 
 
 def test_repeated_names_get_distinct_ids(export10):

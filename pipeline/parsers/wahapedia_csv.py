@@ -83,6 +83,7 @@ from pipeline.normalise.characteristics import (
     skill,
     weapon_range,
 )
+from pipeline.normalise.composition import model_groups
 from pipeline.normalise.text import SharedHtmlCleaning, clean_line, html_to_text, slug
 from pipeline.normalise.weapon_abilities import parse_ability, split_abilities, weapon_ability_record
 from pipeline.parsers import ParseResult
@@ -1019,10 +1020,21 @@ class _Export:
         return out + flags
 
     def unit_composition(self, row: Row) -> list[Record]:
+        """A Datasheets_unit_composition row -> ``UnitComposition`` rows and keyword spans.
+
+        Read as ``pipeline.normalise.composition`` says, as the datasheet pages are read: one
+        row per model group (``1 Runtherd and 10 Gretchin`` gives two, each with the whole line
+        as its text); a line without a model count (``OR``, ``One of the following:``) one row
+        with no model name and no counts, flagged ``composition_text_line``. Rows are numbered
+        from 1 per datasheet in file order (the export lists them by ``line``; a row whose
+        ``line`` does not follow the one before gets a ``composition_line_order`` flag). The
+        export's ``line`` identifies the input row: the same datasheet and line again is a
+        counted duplicate with the same text, a ``duplicate_key_conflict`` reject with another.
+        """
         v = row.values
         wid = v["datasheet_id"].strip()
         ds_id = self.datasheet(wid)
-        line = _int(v["line"], "line")
+        source_line = _int(v["line"], "line")
         html = v["description"]
         # Keyword spans at the end of the line (``– <span class="kwb">EPIC</span> ...``) are
         # the unit's keywords; the dash before them separates them from the model name.
@@ -1032,8 +1044,33 @@ class _Export:
         model_text = self.html(model_html).rstrip()
         model_text = re.sub(r"\s*[–—-]\s*$", "", model_text) if cut else model_text
         first = model_text.split("\n")[0].strip()
-        out: list[Record] = []
-        flag = lambda code, detail: self.flag(  # noqa: E731
+        groups = model_groups(first)
+        parts: list[tuple[str, int | None, int | None]] = (
+            [("", None, None)]
+            if groups is None
+            else [(g.model_name, g.min_models, g.max_models) for g in groups]
+        )
+
+        def record(line: int, name: str, low: int | None, high: int | None) -> UnitComposition:
+            return UnitComposition(
+                source_id=self.sid,
+                locator=self.locator("Datasheets_unit_composition", row.line),
+                datasheet_id=ds_id,
+                line=line,
+                model_name=name,
+                min_models=low,
+                max_models=high,
+                text=text,
+            )
+
+        # The input row, keyed as the export numbers it (repeats are duplicates or conflicts).
+        row_key = ("Datasheets_unit_composition", (ds_id, source_line))
+        self.claim(record(source_line, *parts[0]), row_key)
+        earlier = self.composition[wid]
+        start = earlier[-1].line + 1 if earlier else 1
+        records = [record(start + i, *part) for i, part in enumerate(parts)]
+        earlier.extend(records)
+        flag = lambda line, code, detail: self.flag(  # noqa: E731
             "Datasheets_unit_composition",
             row.line,
             "unit_composition",
@@ -1041,45 +1078,33 @@ class _Export:
             code,
             detail,
         )
-        m = _COMPOSITION.fullmatch(first)
-        low = high = None
-        name = ""
-        if m and not _MULTI_MODEL.search(re.sub(r"\([^)]*\)", "", m.group("name"))):
-            low = int(m.group("min"))
-            high = int(m.group("max")) if m.group("max") else low
-            name = m.group("name").rstrip(":").strip()
-            if name.endswith("*"):
-                name = name.rstrip("*").strip()
-                out.append(
-                    flag("composition_footnote_marker", f"{first!r}: the '*' refers to a note")
-                )
-        elif m:
-            out.append(
-                flag("composition_multi_model_line", f"{first!r}: several models on one line")
-            )
-            name = first
+        out: list[Record] = list(records)
+        if groups is None:
+            out.append(flag(start, "composition_text_line", f"{first!r} is not a model line"))
         else:
-            out.append(flag("composition_text_line", f"{first!r} is not a model line"))
-        record = UnitComposition(
-            source_id=self.sid,
-            locator=self.locator("Datasheets_unit_composition", row.line),
-            datasheet_id=ds_id,
-            line=line,
-            model_name=name,
-            min_models=low,
-            max_models=high,
-            text=text,
-        )
-        self.claim(record)
-        self.composition[wid].append(record)
-        out.insert(0, record)
+            note = f"{first!r}: the '*' refers to a note"
+            out += [
+                flag(start + i, "composition_footnote_marker", note)
+                for i, g in enumerate(groups)
+                if g.footnote
+            ]
+        previous_row_key = ("Datasheets_unit_composition", (ds_id, source_line - 1))
+        if source_line != 1 and previous_row_key not in self._seen:
+            out.append(
+                flag(
+                    start,
+                    "composition_line_order",
+                    f"export line {source_line} does not follow line {source_line - 1}: "
+                    "rows numbered in file order",
+                )
+            )
         for keyword in self.html(keyword_html).split(","):
             keyword = clean_line(keyword).upper()
             if not keyword:
                 continue
             kw = Keyword(
                 source_id=self.sid,
-                locator=record.locator,
+                locator=records[0].locator,
                 datasheet_id=ds_id,
                 keyword=keyword,
                 is_faction_keyword=False,
@@ -1633,8 +1658,6 @@ _LOADOUT = re.compile(
     r"(?P<equipment>.*)$"
 )
 _KEYWORD_SPAN = re.compile(r"<span[^>]*class=\"[^\"]*\bkwbu?\b[^\"]*\"|<ky>", re.IGNORECASE)
-_COMPOSITION = re.compile(r"(?P<min>\d+)(?:\s*-\s*(?P<max>\d+))?\s+(?P<name>\S.*)")
-_MULTI_MODEL = re.compile(r"(?:,|\band\b)\s+\d+\s")
 _PROFILE = re.compile(r"^(?P<weapon>.*\S)\s+[-–—]\s+(?P<profile>\S.*)$")
 _PERIOD_SEPARATOR = re.compile(r"\.(?=\s|$)")
 _STRATAGEM_TYPE = re.compile(r"(?P<group>.+?)\s+[–—-]\s+(?P<type>.+\bStratagem)")
