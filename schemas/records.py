@@ -92,7 +92,13 @@ class Datasheet(Provenanced):
 
 
 class UnitComposition(Provenanced):
-    """One model line of a unit's composition: ``1 Sister Superior``, ``4-9 Battle Sisters``."""
+    """One row of a unit's composition, numbered from 1 in print order.
+
+    A model group (``1 Sister Superior``, ``4-9 Battle Sisters``; a printed line ``1 Sergeant
+    and 9 Troopers`` is two rows, each with the printed line as ``text``), or a line that is not
+    a model line, with no model name and no counts (``OR`` between alternative compositions, a
+    size cap). The reading is ``pipeline.normalise.composition``, the same for every source.
+    """
 
     __table__ = "unit_composition"
     __key__ = ("datasheet_id", "line")

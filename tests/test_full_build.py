@@ -92,6 +92,33 @@ def test_same_datasheet_from_two_sources_is_one_with_conflicts_recorded(con):
     ).fetchone()[0] == 0
 
 
+def test_page_and_export_read_compositions_alike(con):
+    # the pages and the export split a composition the same way (one row per model group, the
+    # OR a row of its own): no composition conflicts; the real ones (the two sources' own ids
+    # of the three datasheets) are still recorded
+    assert con.execute("SELECT table_name, field, count(*) FROM conflicts GROUP BY ALL").fetchall() == [
+        ("datasheets", "external_id", 3)
+    ]
+    rows = con.execute(
+        "SELECT line, model_name, min_models, max_models, text, source_id FROM unit_composition "
+        "WHERE datasheet_id = '10e/astra-militarum/cadian-shock-troops' ORDER BY line"
+    ).fetchall()
+    one, two = "1 Shock Trooper Sergeant and 9 Shock Troopers", "2 Shock Trooper Sergeants and 18 Shock Troopers"
+    page = "wahapedia-10e-page-cadian-shock-troops"
+    assert rows == [
+        (1, "Shock Trooper Sergeant", 1, 1, one, page),
+        (2, "Shock Troopers", 9, 9, one, page),
+        (3, "", None, None, "OR", page),
+        (4, "Shock Trooper Sergeants", 2, 2, two, page),
+        (5, "Shock Troopers", 18, 18, two, page),
+    ]
+    # the export's rows of the three page datasheets (5 + 1 + 2) collapse into the pages' rows
+    assert con.execute(
+        "SELECT input_rows, loaded, duplicates, rejected FROM build_accounting WHERE stage = 'validate' "
+        "AND source_id = 'wahapedia-10e-export' AND table_name = 'unit_composition'"
+    ).fetchone() == (2140, 2132, 8, 0)
+
+
 def test_combat_patrol_characteristics_filled_from_the_export_twin(con):
     rows = con.execute(
         "SELECT datasheet_id, toughness, save, wounds, source_id FROM model_profiles "

@@ -7,6 +7,7 @@ import datetime as dt
 
 import pytest
 
+from pipeline.build import validate
 from pipeline.parsers.wahapedia_csv import parse_export
 from pipeline.parsers.wahapedia_html import parse
 from schemas.records import (
@@ -266,16 +267,20 @@ def test_cadians_profile_and_weapons(cadians):
 
 def test_cadians_composition_and_loadout(cadians):
     lines = [
-        (c.line, c.model_name, c.min_models, c.max_models) for c in _of(cadians, UnitComposition)
+        (c.line, c.model_name, c.min_models, c.max_models, c.text)
+        for c in _of(cadians, UnitComposition)
     ]
+    # one row per model group, the OR between the two alternatives a row of its own (as the
+    # export's Datasheets_unit_composition rows are read)
     assert lines == [
-        (1, "Shock Trooper Sergeant", 1, 1),
-        (2, "Shock Troopers", 9, 9),
-        (3, "Shock Trooper Sergeants", 2, 2),
-        (4, "Shock Troopers", 18, 18),
+        (1, "Shock Trooper Sergeant", 1, 1, "1 Shock Trooper Sergeant and 9 Shock Troopers"),
+        (2, "Shock Troopers", 9, 9, "1 Shock Trooper Sergeant and 9 Shock Troopers"),
+        (3, "", None, None, "OR"),
+        (4, "Shock Trooper Sergeants", 2, 2, "2 Shock Trooper Sergeants and 18 Shock Troopers"),
+        (5, "Shock Troopers", 18, 18, "2 Shock Trooper Sergeants and 18 Shock Troopers"),
     ]
     alternative = _one(cadians, DataFlag, flag="alternative_compositions")
-    assert alternative.detail == "lines 1-2 OR lines 3-4"
+    assert alternative.detail == "lines 1-2 OR lines 4-5"
     assert _one(cadians, Datasheet).starting_strength is None
     loadouts = [(w.models, w.equipment) for w in _of(cadians, WargearLoadout)]
     assert loadouts == [
@@ -451,40 +456,46 @@ def test_no_unrecognised_content_on_the_corpus_pages(termagants, cadians, interc
 # --- the same datasheets in the CSV export ------------------------------------------------------
 #
 # The pages are another snapshot of the site than the export of 2025-11-14 (saved separately, said
-# to be newer), so they could differ; for these three datasheets they do not: every wargear option
-# (line, text, footnote) and every points row (line, description, cost, add-on) is the same in
-# both. A difference found here is a change on the site between the two snapshots, or a parser
+# to be newer), so they could differ; for these three datasheets they do not: every composition
+# row, every wargear option (line, text, footnote) and every points row (line, description, cost,
+# add-on) is the same in both. A difference found here is a change on the site between the two snapshots, or a parser
 # reading the same markup differently: look at both before updating the expected values.
 
-#: The export tables these records need (parents and the two child tables): 0.5 s, not 7 s.
+#: The export tables these records need (parents and the three child tables): 0.5 s, not 7 s.
 _EXPORT_TABLES = (
     "Factions",
     "Source",
     "Datasheets",
+    "Datasheets_unit_composition",
     "Datasheets_options",
     "Datasheets_models_cost",
 )
 
 
-@pytest.fixture(scope="module")
-def export_records():
+def _export_files() -> dict[str, str]:
     if not EXPORT.is_dir():
         pytest.skip(f"corpus folder {EXPORT} is missing")
-    files = {name: (EXPORT / f"{name}.csv").read_bytes().decode("utf-8") for name in _EXPORT_TABLES}
-    source = Source(
-        source_id="wahapedia-10e-export",
-        title="Wahapedia CSV export, 10th edition",
-        file="wahapedia-10e",
-        format="wahapedia-csv",
-        publisher="Wahapedia",
-        edition=10,
-        kind="export",
-        game_mode=None,
-        version=None,
-        version_date=dt.date(2025, 11, 14),
-        origin="corpus",
-    )
-    return parse_export(files, source).records
+    return {name: (EXPORT / f"{name}.csv").read_bytes().decode("utf-8") for name in _EXPORT_TABLES}
+
+
+_EXPORT_SOURCE = Source(
+    source_id="wahapedia-10e-export",
+    title="Wahapedia CSV export, 10th edition",
+    file="wahapedia-10e",
+    format="wahapedia-csv",
+    publisher="Wahapedia",
+    edition=10,
+    kind="export",
+    game_mode=None,
+    version=None,
+    version_date=dt.date(2025, 11, 14),
+    origin="corpus",
+)
+
+
+@pytest.fixture(scope="module")
+def export_records():
+    return parse_export(_export_files(), _EXPORT_SOURCE).records
 
 
 @pytest.mark.parametrize("fixture", ["termagants", "cadians", "intercessors"])
@@ -510,6 +521,75 @@ def test_options_and_points_equal_the_export(fixture, export_records, request):
     assert costs(page.records)
     assert options(page.records) == options(export_records)
     assert costs(page.records) == costs(export_records)
+
+
+@pytest.mark.parametrize("fixture", ["termagants", "cadians", "intercessors"])
+def test_composition_equals_the_export(fixture, export_records, request):
+    page = request.getfixturevalue(fixture)
+    ds_id = _one(page, Datasheet).datasheet_id
+
+    def rows(records):
+        return [
+            (r.line, r.model_name, r.min_models, r.max_models, r.text)
+            for r in records
+            if isinstance(r, UnitComposition) and r.datasheet_id == ds_id
+        ]
+
+    assert rows(page.records) == rows(export_records)
+    if fixture == "cadians":  # the export's 3 rows ("1 ... and 9 ...", "OR", "2 ... and 18 ...")
+        assert [r[1:4] for r in rows(page.records)] == [
+            ("Shock Trooper Sergeant", 1, 1),
+            ("Shock Troopers", 9, 9),
+            ("", None, None),
+            ("Shock Trooper Sergeants", 2, 2),
+            ("Shock Troopers", 18, 18),
+        ]
+
+
+def _page_and_export_merged(page, export_files):
+    """The Cadian page and export merged as the build merges them (page first: datasheet-page
+    ranks above export)."""
+    page_source = _source("astra-militarum/Cadian_Shock_Troops.html")
+    export = parse_export(export_files, _EXPORT_SOURCE)
+    return validate(
+        [page_source, _EXPORT_SOURCE],
+        {page_source.source_id: page, _EXPORT_SOURCE.source_id: export},
+    )
+
+
+def test_page_and_export_compositions_merge_without_conflicts(cadians):
+    merged = _page_and_export_merged(cadians, _export_files())
+    cadian = "10e/astra-militarum/cadian-shock-troops"
+    assert [c for c in merged.conflicts if c.table_name == "unit_composition"] == []
+    rows = [r for r in merged.records if isinstance(r, UnitComposition) and r.datasheet_id == cadian]
+    assert len(rows) == 5
+    # the export's five rows of it are identical to the page's: counted duplicates
+    assert merged.duplicates[(_EXPORT_SOURCE.source_id, "unit_composition")] == 5
+
+
+def test_a_real_composition_difference_is_still_a_conflict(cadians):
+    files = _export_files()
+    printed = "000002612|1|1 Shock Trooper Sergeant and 9 Shock Troopers|"
+    assert printed in files["Datasheets_unit_composition"]
+    files["Datasheets_unit_composition"] = files["Datasheets_unit_composition"].replace(
+        printed, "000002612|1|1 Shock Trooper Sergeant and 19 Shock Troopers|"
+    )
+    merged = _page_and_export_merged(cadians, files)
+    page_id = _source("astra-militarum/Cadian_Shock_Troops.html").source_id
+    got = sorted(
+        (c.entity_key, c.field, c.value_a, c.value_b, c.chosen_source_id)
+        for c in merged.conflicts
+        if c.table_name == "unit_composition"
+    )
+    page_text = "1 Shock Trooper Sergeant and 9 Shock Troopers"
+    export_text = "1 Shock Trooper Sergeant and 19 Shock Troopers"
+    cadian = "10e/astra-militarum/cadian-shock-troops"
+    assert got == [
+        (f"{cadian}/1", "text", page_text, export_text, page_id),
+        (f"{cadian}/2", "max_models", "9", "19", page_id),
+        (f"{cadian}/2", "min_models", "9", "19", page_id),
+        (f"{cadian}/2", "text", page_text, export_text, page_id),
+    ]
 
 
 # --- a faction page is not a datasheet page ------------------------------------------------------
@@ -702,7 +782,7 @@ def test_snippet_unstarred_box_on_two_profiles_is_flagged():
     )
 
 
-def test_snippet_leader_note_and_size_cap_are_rejected_with_their_text():
+def test_snippet_leader_note_is_rejected_and_size_cap_kept_as_a_text_line():
     right = _RIGHT.replace(
         "</ul></div>\n<div class=\"dsHeader\">SUPREME",
         "</ul>You can attach this model even if a Commissar has been attached.</div>\n"
@@ -712,7 +792,6 @@ def test_snippet_leader_note_and_size_cap_are_rejected_with_their_text():
     right = right.replace(ghosts, ghosts + "<li>6 MODELS MAXIMUM</li>")
     result = parse(_snippet("", right), _source("snippet.html"))
     assert [(r.table_name, r.raw_text, r.reason) for r in result.rejects] == [
-        ("unit_composition", "6 MODELS MAXIMUM", "composition line without a model count"),
         (
             "leader_links",
             "You can attach this model even if a Commissar has been attached.",
@@ -720,7 +799,12 @@ def test_snippet_leader_note_and_size_cap_are_rejected_with_their_text():
         ),
     ]
     assert len(_of(result, LeaderLink)) == 2
-    assert _one(result, Datasheet).starting_strength is None  # the composition was not all read
+    # the size cap is a composition row with no counts, as the export's "10 MODELS MAXIMUM" is
+    cap = _one(result, UnitComposition, text="6 MODELS MAXIMUM")
+    assert (cap.model_name, cap.min_models, cap.max_models) == ("", None, None)
+    flag = _one(result, DataFlag, flag="composition_text_line")
+    assert (flag.entity_key, flag.detail) == (f"{cap.datasheet_id}|{cap.line}", "'6 MODELS MAXIMUM' is not a model line")
+    assert _one(result, Datasheet).starting_strength is None  # not the sum of its lines
 
 
 def test_snippet_unrecognised_markup_is_rejected():

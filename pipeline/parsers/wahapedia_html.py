@@ -17,9 +17,12 @@ scripts, site navigation, rules tooltips and all). Output, per ``div.dsOuterFram
 - ``Ability`` for CORE / FACTION names, datasheet abilities (``<b>Name:</b> text``), wargear
   abilities, the DAMAGED box, special boxes (``SUPREME COMMANDER``, ``ORDERS``: kind ``other``)
   and the text of an invulnerable save box (name ``Invulnerable Save``);
-- ``Keyword`` (keywords and faction keywords), ``UnitComposition`` (one row per model group:
-  ``1 Shock Trooper Sergeant and 9 Shock Troopers`` gives two), ``WargearLoadout``
-  (``Every model is equipped with: ...``);
+- ``Keyword`` (keywords and faction keywords), ``WargearLoadout`` (``Every model is equipped
+  with: ...``), ``UnitComposition`` read as ``pipeline.normalise.composition`` says, as the
+  export is: one row per model group (``1 Shock Trooper Sergeant and 9 Shock Troopers`` gives
+  two), an ``OR`` between alternative compositions and any other line without a model count
+  (``10 MODELS MAXIMUM``) a row with no counts, and an ``alternative_compositions`` flag naming
+  the lines of each alternative;
 - ``LeaderLink`` from ``LEADER`` (``This model can be attached to the following units:``) and
   ``LED BY`` (``This unit can be led by the following units:``). The linked datasheet's id is
   built like this page's (faction from the link's URL, name slug from the link text); the linked
@@ -73,6 +76,7 @@ from bs4.filter import ElementFilter
 
 from pipeline.errors import NormaliseError
 from pipeline.normalise import characteristics as chars
+from pipeline.normalise.composition import ModelGroup, is_alternative, model_groups
 from pipeline.normalise.text import clean_line, html_to_text, slug
 from pipeline.normalise.weapon_abilities import parse_abilities, weapon_ability_record
 from pipeline.parsers import ParseResult
@@ -166,7 +170,6 @@ _CORE_PARAMETER = re.compile(
     r"^(?P<name>.+?)\s+(?P<param>\d+\+|\d*D\d+(?:[+-]\d+)?|\d+\s*(?:\"|'')?)$"
 )
 _PROFILE_SPLIT = re.compile(r"\s[–—-]\s")
-_COMPOSITION_PART = re.compile(r"^(?P<min>\d+)(?:\s*[-–]\s*(?P<max>\d+))?\s+(?P<name>\S.*)$")
 _KEYWORD_TAG = re.compile(r"\s+[–—-]\s+[A-Z][A-Z '’\-]*$")
 _EQUIPPED = re.compile(r"^(?P<models>.+?)\s+(?:is|are)\s+equipped\s+with:?$", re.IGNORECASE)
 _PRICE = re.compile(r"^(?P<addon>\+?)\s*(?P<points>\d+)(?:\s*(?:pts|points))?$", re.IGNORECASE)
@@ -249,31 +252,20 @@ def split_weapon_name(printed: str) -> tuple[str, str]:
     return name, ""
 
 
-def split_composition(printed: str) -> list[tuple[int, int, str]] | None:
-    """Model groups of a composition line: ``1 Sergeant and 4-9 Intercessors``.
+def split_composition(printed: str) -> list[ModelGroup] | None:
+    """Model groups of a composition line (``pipeline.normalise.composition.model_groups``).
 
-    Returns ``[(min, max, model name), ...]``, or None when a part has no model count.
-    A keyword tag (``1 Lord Solar Leontus – EPIC HERO``) is not part of the name.
+    A keyword tag at the end (``1 Lord Solar Leontus – EPIC HERO``) is not part of the name.
+    None when the line is not a model line.
 
-    >>> split_composition("1 Shock Trooper Sergeant and 9 Shock Troopers")
-    [(1, 1, 'Shock Trooper Sergeant'), (9, 9, 'Shock Troopers')]
-    >>> split_composition("4-9 Intercessors"), split_composition("1 Lord Solar Leontus – EPIC HERO")
-    ([(4, 9, 'Intercessors')], [(1, 1, 'Lord Solar Leontus')])
+    >>> [g.model_name for g in split_composition("1 Shock Trooper Sergeant and 9 Shock Troopers")]
+    ['Shock Trooper Sergeant', 'Shock Troopers']
+    >>> split_composition("1 Lord Solar Leontus – EPIC HERO")
+    [ModelGroup(min_models=1, max_models=1, model_name='Lord Solar Leontus', footnote=False)]
     >>> split_composition("10 MODELS MAXIMUM") is None, split_composition("Sergeant") is None
     (True, True)
     """
-    groups = []
-    for part in re.split(r"\s+and\s+(?=\d)", printed):
-        m = _COMPOSITION_PART.match(part.strip())
-        if not m:
-            return None
-        low = int(m.group("min"))
-        high = int(m.group("max") or low)
-        name = _KEYWORD_TAG.sub("", m.group("name")).strip()
-        if re.match(r"^models?\b", name, re.IGNORECASE):
-            return None  # a size cap ("10 MODELS MAXIMUM"), not a model group
-        groups.append((low, high, name))
-    return groups
+    return model_groups(_KEYWORD_TAG.sub("", printed.strip()))
 
 
 def split_ability_items(printed: str) -> list[str]:
@@ -1149,9 +1141,10 @@ class _Sheet:
                 continue
             if isinstance(child, Tag) and child.name in ("b", "strong"):
                 heading = text_of(child)
-                if heading.casefold() == "or":
+                if is_alternative(heading):
                     close_loadout()
                     self.alternatives = True
+                    line = self._text_line(child, line)
                     option_starts.append(line + 1)
                     continue
                 if _EQUIPPED.match(heading):
@@ -1176,9 +1169,10 @@ class _Sheet:
                 )
         close_loadout()
         if self.alternatives:
+            # each alternative ends on the line before the next one's OR row
             ranges = [
                 f"lines {start}-{end}" if end > start else f"line {start}"
-                for start, end in zip(option_starts, [s - 1 for s in option_starts[1:]] + [line])
+                for start, end in zip(option_starts, [s - 2 for s in option_starts[1:]] + [line])
             ]
             self.out.flag(
                 "unit_composition",
@@ -1188,33 +1182,63 @@ class _Sheet:
                 f"{_line(box)}: unit composition",
             )
 
+    def _text_line(self, tag: Tag, line: int) -> int:
+        """A composition line that is not a model line (``OR``, ``10 MODELS MAXIMUM``): a row
+        with no model name and no counts, flagged ``composition_text_line``, as in the export."""
+        printed = text_of(tag)
+        line += 1
+        locator = f"{_line(tag)}: composition line {line}"
+        self.out.add(
+            UnitComposition(
+                **self._p(),
+                locator=locator,
+                datasheet_id=self.ds_id,
+                line=line,
+                model_name="",
+                min_models=None,
+                max_models=None,
+                text=printed,
+            )
+        )
+        self.out.flag(
+            "unit_composition",
+            f"{self.ds_id}|{line}",
+            "composition_text_line",
+            f"{printed!r} is not a model line",
+            locator,
+        )
+        return line
+
     def _composition_line(self, li: Tag, line: int) -> int:
         printed = text_of(li)
         groups = split_composition(printed)
         if groups is None:
-            self.composition_ok = False
-            self.out.reject(
-                "unit_composition",
-                f"{_line(li)}: composition line",
-                printed,
-                "composition line without a model count",
-            )
-            return line
-        for low, high, model in groups:
+            self.composition_ok = False  # the unit's size is not the sum of its lines
+            return self._text_line(li, line)
+        for group in groups:
             line += 1
-            self.composition_groups.append((low, high))
+            self.composition_groups.append((group.min_models, group.max_models))
+            locator = f"{_line(li)}: composition line {line}"
             self.out.add(
                 UnitComposition(
                     **self._p(),
-                    locator=f"{_line(li)}: composition line {line}",
+                    locator=locator,
                     datasheet_id=self.ds_id,
                     line=line,
-                    model_name=model,
-                    min_models=low,
-                    max_models=high,
+                    model_name=group.model_name,
+                    min_models=group.min_models,
+                    max_models=group.max_models,
                     text=printed,
                 )
             )
+            if group.footnote:
+                self.out.flag(
+                    "unit_composition",
+                    f"{self.ds_id}|{line}",
+                    "composition_footnote_marker",
+                    f"{printed!r}: the '*' refers to a note",
+                    locator,
+                )
         return line
 
     def _costs(self, box: Tag) -> None:
