@@ -15,13 +15,16 @@ Key scheme:
 - An alias maps another key (a 10th-edition name, a synonym, a singular form) or an
   11th-edition section number (``24.23``) to the canonical key. Aliases never chain: an alias is
   never itself a canonical key.
+- A rule that has no wording of its own in an edition may be *part of* another rule there: the
+  10th edition has no rule for the Hazardous test (the 11th-edition hazard roll); the Hazardous
+  ability says how to take one. ``part_of`` answers which rule holds the wording (``PartOf``).
 """
 
 from __future__ import annotations
 
 import re
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
@@ -103,16 +106,30 @@ def rule_key_from_name(name: str) -> str:
 
 
 @dataclass(frozen=True)
+class PartOf:
+    """In ``edition``, the wording of rule ``key`` is part of the rule named ``rule_name``."""
+
+    key: str  # canonical key of the rule that has no wording of its own in that edition
+    edition: int
+    rule_name: str  # as printed: "Hazardous"
+    rule_key: str  # its key: "hazardous"
+    note: str | None
+
+
+@dataclass(frozen=True)
 class AliasTable:
-    """The alias table: ``aliases`` maps an alias key or section number to its canonical key."""
+    """The alias table: ``aliases`` maps an alias key or section number to its canonical key;
+    ``part_of`` maps (canonical key, edition) to the rule that holds its wording there."""
 
     aliases: dict[str, str]
     records: tuple[RuleAlias, ...]
     canonical_keys: frozenset[str]
+    part_of: dict[tuple[str, int], PartOf] = field(default_factory=dict)
 
 
-_RULE_FIELDS = {"key", "section", "title", "note", "aliases"}
+_RULE_FIELDS = {"key", "section", "title", "note", "aliases", "part_of"}
 _ALIAS_FIELDS = {"name", "edition", "section", "note"}
+_PART_OF_FIELDS = {"edition", "rule", "note"}
 
 
 def read_alias_table(text: str, where: str = "rule_aliases.toml") -> AliasTable:
@@ -120,7 +137,9 @@ def read_alias_table(text: str, where: str = "rule_aliases.toml") -> AliasTable:
 
     Raises ``AliasFileError`` naming ``where``, the entry and the problem: an unknown field, a
     key that is not a slug, a malformed section number, an edition other than 10 or 11, an alias
-    given twice, or an alias that is also a canonical key (aliases never chain).
+    given twice, an alias that is also a canonical key (aliases never chain), or a ``part_of``
+    that names the rule itself, is given twice for one edition or points to a rule that is
+    itself part of another in that edition.
     """
     try:
         data = tomllib.loads(text)
@@ -134,6 +153,7 @@ def read_alias_table(text: str, where: str = "rule_aliases.toml") -> AliasTable:
     canonical_set = set(canonical)
     aliases: dict[str, str] = {}
     records: list[RuleAlias] = []
+    part_of: dict[tuple[str, int], PartOf] = {}
 
     def add(alias_key: str, rule_key: str, note: str | None, entry: str, edition: int | None = None) -> None:
         if alias_key in canonical_set:
@@ -196,7 +216,35 @@ def read_alias_table(text: str, where: str = "rule_aliases.toml") -> AliasTable:
                         f"got {alias_section!r}"
                     )
                 add(alias_section, key, f"11th edition section {alias_section} {name}", entry, 11)
-    return AliasTable(aliases=aliases, records=tuple(records), canonical_keys=frozenset(canonical_set))
+        for part in rule.get("part_of", []):
+            if not isinstance(part, dict):
+                raise AliasFileError(f"{where}: {entry}: part_of {part!r}: write {{ edition = 10, rule = \"...\" }}")
+            unknown = set(part) - _PART_OF_FIELDS
+            if unknown:
+                raise AliasFileError(
+                    f"{where}: {entry}: part_of {part!r} has unknown fields {sorted(unknown)}; "
+                    f"known: {sorted(_PART_OF_FIELDS)}"
+                )
+            edition, name = part.get("edition"), part.get("rule")
+            if edition not in (10, 11):
+                raise AliasFileError(f"{where}: {entry}: part_of: edition must be 10 or 11, got {edition!r}")
+            if not isinstance(name, str) or not name.strip():
+                raise AliasFileError(f"{where}: {entry}: part_of needs the rule's name (rule = \"...\")")
+            target = rule_key_from_name(name)
+            if aliases.get(target, target) == key:
+                raise AliasFileError(f"{where}: {entry}: part_of {name!r} is this rule itself; remove it")
+            if (key, edition) in part_of:
+                raise AliasFileError(f"{where}: {entry}: part_of is given twice for edition {edition}; keep one")
+            part_of[(key, edition)] = PartOf(key, edition, name, target, part.get("note"))
+    for (key, edition), part in part_of.items():
+        if (aliases.get(part.rule_key, part.rule_key), edition) in part_of:
+            raise AliasFileError(
+                f"{where}: rule {key!r}: part_of {part.rule_name!r} in edition {edition} is itself part "
+                "of another rule there; point to the rule that holds the wording"
+            )
+    return AliasTable(
+        aliases=aliases, records=tuple(records), canonical_keys=frozenset(canonical_set), part_of=part_of
+    )
 
 
 def load_aliases(path: Path = ALIASES_FILE) -> list[RuleAlias]:
@@ -238,3 +286,22 @@ def canonical_rule_key(name_or_section: str, path: Path = ALIASES_FILE) -> str:
             )
     key = rule_key_from_name(name)
     return table.aliases.get(key, key)
+
+
+def part_of(name_or_section: str, edition: int, path: Path = ALIASES_FILE) -> PartOf | None:
+    """The rule that holds the wording of ``name_or_section`` in ``edition``, when the alias table
+    says the rule has none of its own there (``part_of``); else None.
+
+    The name is resolved as ``canonical_rule_key`` does (an alias, a section number). Unknown
+    names and section numbers give None.
+
+    >>> part_of("Hazardous test", 10).rule_name, part_of("06.03", 10).rule_key
+    ('Hazardous', 'hazardous')
+    >>> part_of("Hazardous test", 11) is None, part_of("Lethal Hits", 10) is None
+    (True, True)
+    """
+    try:
+        key = canonical_rule_key(name_or_section, path)
+    except (NotFoundError, NormaliseError):
+        return None
+    return _table(path).part_of.get((key, edition))

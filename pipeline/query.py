@@ -203,9 +203,13 @@ def rule_texts(con: duckdb.DuckDBPyConnection, name: str, edition: int | None = 
 
     The name is resolved to its canonical key through the alias table (``Hazardous test``,
     ``hazard roll`` and ``06.03`` all find ``hazard-rolls``); every text stored under that key,
-    under one of its aliases or under one of its section numbers matches.
+    under one of its aliases or under one of its section numbers matches. With an ``edition``
+    in which the rule has no text but is part of another rule (``part_of`` in the alias table:
+    the 10th-edition Hazardous test is worded in Hazardous), that rule's texts.
     Raises ``NotFoundError`` with close rule names when nothing matches.
     """
+    from pipeline.aliases import part_of
+
     key, section = rule_keys_for(name)
     sql = """
         WITH names AS (
@@ -220,6 +224,8 @@ def rule_texts(con: duckdb.DuckDBPyConnection, name: str, edition: int | None = 
         ORDER BY r.edition, r.source_id, r.locator
     """
     rows = _rows(con.execute(sql, [key, key, section or None, edition, edition]))
+    if not rows and edition is not None and (part := part_of(name, edition)) is not None:
+        return rule_texts(con, part.rule_name, edition)
     if not rows:
         titles = sorted({r[0] for r in con.execute("SELECT title FROM rule_texts").fetchall()})
         hint = _suggest(name, titles)

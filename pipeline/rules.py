@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 import duckdb
 
+from pipeline.aliases import PartOf, part_of, rule_key_from_name
 from pipeline.errors import NotFoundError
 from pipeline.query import _rows, rule_keys_for, rule_texts
 
@@ -55,13 +56,14 @@ class Ruling:
     source_id: str
     locator: str
     chain: tuple[Step, ...]
+    part_of: str | None = None  # why the wording is another rule's (alias table ``part_of``)
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "rule_key": self.rule_key, "title": self.title, "section": self.section,
             "edition": self.edition, "game_mode": self.game_mode,
             "on": self.on.isoformat() if self.on else None, "source_id": self.source_id,
-            "locator": self.locator, "text": self.text,
+            "locator": self.locator, "text": self.text, "part_of": self.part_of,
             "chain": [
                 {"source_id": s.source_id, "kind": s.kind, "game_mode": s.game_mode,
                  "effective_date": s.effective_date.isoformat() if s.effective_date else None,
@@ -106,10 +108,17 @@ def governing_text(
     """The wording of rule ``name`` that applies in ``edition``, ``mode`` games, on date ``on``.
 
     ``edition`` None means the newest edition that has the rule; ``on`` None means any date.
+    A rule with no wording of its own in ``edition`` that the alias table says is part of
+    another rule there gives that rule's wording, and ``part_of`` says so: ``Hazardous test``
+    in the 10th edition is the Hazardous ability (10th edition, Hazardous), in the 11th the
+    hazard roll (06.03 Hazard Rolls).
     Raises ``NotFoundError`` when the rule is unknown (with close names) or when no wording of
     it applies (saying which candidates were excluded and why).
     """
-    rows = rule_texts(con, name)
+    asked = name
+    rows, part = _wordings(con, name, edition)
+    if part is not None:
+        name = part.rule_name
     kinds = dict(con.execute("SELECT source_id, kind FROM sources").fetchall())
     for r in rows:
         r["kind"] = kinds.get(r["source_id"], "")
@@ -139,12 +148,11 @@ def governing_text(
             hints.append(f"try --mode {sorted(other_modes)[0]}")
         if not chain:
             hints.append("`wh40k fetch` brings the BattleScribe core rules of both editions")
+        asked_as = repr(asked) if part is None else f"{asked!r} (part of {part.rule_name} in edition {edition})"
         raise NotFoundError(
-            f"no wording of {name!r} applies in edition {edition}, {mode} games"
+            f"no wording of {asked_as} applies in edition {edition}, {mode} games"
             + (f", on {on}" if on else "") + f" ({detail})" + (f"; {'; '.join(hints)}" if hints else "")
         )
-    from pipeline.aliases import rule_key_from_name
-
     try:
         asked_key = rule_key_from_name(name)
     except ValueError:
@@ -169,7 +177,25 @@ def governing_text(
         rule_key=winner["rule_key"], title=winner["title"], section=section,
         edition=edition, game_mode=mode, on=on, text=winner["text"],
         source_id=winner["source_id"], locator=winner["locator"], chain=tuple(ordered + chain),
+        part_of=None if part is None else (
+            f"{asked!r} in edition {edition}: part of {part.rule_name}" + (f"; {part.note}" if part.note else "")
+        ),
     )
+
+
+def _wordings(con: duckdb.DuckDBPyConnection, name: str, edition: int | None) -> tuple[list[dict], PartOf | None]:
+    """Every stored wording of ``name`` (all editions), or, when it has none in ``edition`` and
+    the alias table says it is part of another rule there, that rule's wordings and the entry."""
+    part = None if edition is None else part_of(name, edition)
+    try:
+        rows = rule_texts(con, name)
+    except NotFoundError:
+        if part is None:
+            raise
+        rows = []
+    if part is None or any(r["edition"] == edition for r in rows):
+        return rows, None
+    return rule_texts(con, part.rule_name), part
 
 
 _TOKEN = re.compile(r"\s+|[^\s]+")

@@ -6,8 +6,10 @@ import pytest
 
 from pipeline.aliases import (
     AliasFileError,
+    PartOf,
     canonical_rule_key,
     load_aliases,
+    part_of,
     read_alias_table,
     rule_key_from_name,
 )
@@ -145,6 +147,54 @@ def test_read_alias_table():
         "11th edition section 06.03 Hazard Rolls",
         "10th edition name 'Hazardous test'",
     ]
+
+
+@pytest.mark.parametrize(
+    "name, edition, rule_key",
+    [
+        # the 10th edition words the test/roll in another rule; the 11th has a rule of its own
+        ("Hazardous test", 10, "hazardous"),
+        ("hazard roll", 10, "hazardous"),
+        ("06.03 Hazard Rolls", 10, "hazardous"),
+        ("Hazardous test", 11, None),
+        ("Battle-shock test", 10, "battle-shock"),
+        ("battle-shock roll", 10, "battle-shock"),
+        ("01.07", 10, "battle-shock"),
+        ("Battle-shock test", 11, None),
+        ("Hazardous", 10, None),
+        ("Lethal Hits", 10, None),
+        ("99.99", 10, None),
+    ],
+)
+def test_part_of_in_the_shipped_table(name, edition, rule_key):
+    found = part_of(name, edition)
+    assert (found.rule_key if found else None) == rule_key
+
+
+def test_read_part_of():
+    table = read_alias_table(_GOOD + 'part_of = [{ edition = 10, rule = "Hazardous", note = "n" }]\n')
+    assert table.part_of == {("hazard-rolls", 10): PartOf("hazard-rolls", 10, "Hazardous", "hazardous", "n")}
+    assert table.aliases == {"06.03": "hazard-rolls", "hazardous-test": "hazard-rolls"}  # no alias row
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("[[rule]]\nkey = 'a'\npart_of = [{ edition = 10, name = 'b' }]\n", r"unknown fields \['name'\]"),
+        ("[[rule]]\nkey = 'a'\npart_of = [{ edition = 9, rule = 'b' }]\n", "edition must be 10 or 11"),
+        ("[[rule]]\nkey = 'a'\npart_of = [{ edition = 10 }]\n", "needs the rule's name"),
+        ("[[rule]]\nkey = 'a'\npart_of = ['b']\n", "write { edition = 10"),
+        ("[[rule]]\nkey = 'a'\naliases = [{ name = 'c' }]\npart_of = [{ edition = 10, rule = 'C' }]\n",
+         "is this rule itself"),
+        ("[[rule]]\nkey = 'a'\npart_of = [{ edition = 10, rule = 'b' }, { edition = 10, rule = 'c' }]\n",
+         "given twice for edition 10"),
+        ("[[rule]]\nkey = 'a'\npart_of = [{ edition = 10, rule = 'b' }]\n"
+         "[[rule]]\nkey = 'b'\npart_of = [{ edition = 10, rule = 'c' }]\n", "is itself part of another rule"),
+    ],
+)
+def test_malformed_part_of(text, message):
+    with pytest.raises(AliasFileError, match=message):
+        read_alias_table(text, where="test.toml")
 
 
 @pytest.mark.parametrize(

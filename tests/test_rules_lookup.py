@@ -103,6 +103,60 @@ def test_alias_pairs_reach_the_same_rule(con, ten_name, eleven_name, canonical):
     assert a == b and a
 
 
+@pytest.mark.parametrize("name", ["Hazardous test", "hazard roll", "06.03"])
+def test_hazardous_test_in_each_edition(con, name):
+    # 10th: no rule of its own; the Hazardous ability words the test (on a 1, 3 mortal wounds)
+    ten = governing_text(con, name, 10)
+    assert (ten.rule_key, ten.title, ten.source_id) == ("hazardous", "Hazardous", "bsdata-10e-gamesystem")
+    assert "must take one Hazardous test. To do so, roll one D6: on a 1, that test is failed." in ten.text
+    assert "that unit suffers 3 mortal wounds" in ten.text
+    assert ten.part_of.startswith(f"{name!r} in edition 10: part of Hazardous; the Hazardous ability says")
+    assert [s.verdict for s in ten.chain] == ["governs", "excluded: for combat-patrol games only"]
+    # 11th: the hazard roll of its own section
+    eleven = governing_text(con, name, 11)
+    assert (eleven.rule_key, eleven.section, eleven.part_of) == ("hazard-rolls", "06.03", None)
+    assert eleven.text.startswith("To make a hazard roll for a unit, roll one D6: on a 1-2, that roll fails")
+    # no edition: the newest that has the rule
+    assert governing_text(con, name).edition == 11
+
+
+def test_hazardous_test_rule_diff_and_listing(con, db):
+    diff = rule_diff(con, "Hazardous test", 10, 11)
+    assert (diff.old.rule_key, diff.new.rule_key) == ("hazardous", "hazard-rolls")
+    out = wh40k("rule", "Hazardous test", "--edition", "10", "--db", str(db), "--format", "json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert (data["rule_key"], data["edition"], data["source_id"]) == ("hazardous", 10, "bsdata-10e-gamesystem")
+    assert data["part_of"].startswith("'Hazardous test' in edition 10: part of Hazardous")
+    out = wh40k("rule", "Hazardous test", "--edition", "10", "--db", str(db))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("== Hazardous  (edition 10, matched games)\n('Hazardous test' in edition 10: part of")
+    out = wh40k("rule", "Hazardous test", "--edition", "10", "--all", "--db", str(db), "--format", "json")
+    assert out.returncode == 0, out.stderr
+    assert sorted((r["rule_key"], r["source_id"]) for r in json.loads(out.stdout)) == [
+        ("hazardous", "bsdata-10e-gamesystem"),
+        ("hazardous", "wahapedia-10e-cp-sanctuary-guardians"),
+    ]
+    out = wh40k("rule", "Hazardous test", "--edition", "11", "--db", str(db), "--format", "json")
+    assert out.returncode == 0, out.stderr
+    assert (json.loads(out.stdout)["rule_key"], json.loads(out.stdout)["part_of"]) == ("hazard-rolls", None)
+
+
+def test_battle_shock_test_in_the_10th_edition_is_the_battle_shock_step(con):
+    # the only 10th-edition wording stored is the Combat Patrol page's: found, and said so
+    cp = governing_text(con, "Battle-shock test", 10, "combat-patrol")
+    assert (cp.rule_key, cp.source_id) == ("battle-shock", "wahapedia-10e-cp-sanctuary-guardians")
+    assert cp.text.startswith("In this step, you must take a Battle-shock test for each of your units")
+    assert cp.part_of.startswith("'Battle-shock test' in edition 10: part of Battle-shock")
+    with pytest.raises(NotFoundError, match=r"no wording of 'Battle-shock test' \(part of Battle-shock in "
+                       r"edition 10\) applies in edition 10, matched games .*try --mode combat-patrol"):
+        governing_text(con, "Battle-shock test", 10)
+    # the 11th edition has the term itself (01.07.02: the same as battle-shock roll)
+    eleven = governing_text(con, "Battle-shock test", 11)
+    assert (eleven.section, eleven.part_of) == ("01.07.02", None)
+    assert eleven.text == "The term Battle-shock test is the same as battle-shock roll."
+
+
 def test_pistol_and_close_quarters_join_across_editions(con):
     # the 11th edition has both: the name asked for wins, the other is listed as the same rule
     pistol = governing_text(con, "Pistol", 11)

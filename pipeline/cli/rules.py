@@ -65,6 +65,8 @@ def rule_command(
     head = f"{(ruling.section + ' ') if ruling.section else ''}{ruling.title}"
     print(f"== {head}  (edition {ruling.edition}, {ruling.game_mode} games"
           + (f", on {ruling.on}" if ruling.on else "") + ")")
+    if ruling.part_of:
+        print(f"({ruling.part_of})")
     print(ruling.text)
     print(f"\nSource: {ruling.source_id}, {ruling.locator}")
     print("Why (precedence walked, see pipeline/precedence.toml):")
