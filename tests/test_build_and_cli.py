@@ -1,4 +1,5 @@
-"""End to end: the build over raw/ and the CLI over the built database."""
+"""End to end: the build over the seed snapshots (``conftest.RAW``) and the CLI over the built
+database. Whatever `wh40k fetch` has added to the project's raw/ is not part of these builds."""
 
 from __future__ import annotations
 
@@ -13,22 +14,61 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from pipeline.build import build
+from pipeline.build import BuildReport, build
 from pipeline.errors import RawFileError
-from tests.conftest import RAW
+from tests.conftest import PROJECT_RAW, RAW, ROOT, copy_seed_snapshots
+
+SEED_FILES = [
+    "bsdata-10e-rule-descriptions-acts-of-faith-deadly-demise-leader.txt",
+    "manifest.toml",
+    "wahapedia-10e-combat-patrol-sanctuary-guardians.txt",
+    "wahapedia-11e-core-rules-astra-militarum-page.txt",
+]
+FETCH_ONLY_SOURCES = [
+    "bsdata-10e-gamesystem", "bsdata-11e-gamesystem", "wahapedia-10e-page-termagants",
+    "wahapedia-10e-page-cadian-shock-troops", "wahapedia-10e-page-intercessor-squad",
+    "wahapedia-10e-export",
+]
 
 
 @pytest.fixture(scope="module")
-def db(tmp_path_factory) -> Path:
+def built(tmp_path_factory) -> tuple[Path, BuildReport]:
     path = tmp_path_factory.mktemp("db") / "wh40k.duckdb"
-    build(RAW, path)
-    return path
+    return path, build(RAW, path)
+
+
+@pytest.fixture(scope="module")
+def db(built) -> Path:
+    return built[0]
 
 
 def wh40k(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "pipeline.cli", *args], capture_output=True, text=True, cwd=RAW.parent
+        [sys.executable, "-m", "pipeline.cli", *args], capture_output=True, text=True, cwd=ROOT
     )
+
+
+def test_seed_folder_holds_only_the_manifest_and_the_committed_seeds():
+    assert sorted(p.relative_to(RAW).as_posix() for p in RAW.rglob("*")) == SEED_FILES
+
+
+def test_seed_copy_leaves_fetched_files_behind(tmp_path):
+    # a raw folder as `wh40k fetch` leaves it: fetched files and folders beside the seeds
+    raw = copy_seed_snapshots(RAW, tmp_path / "raw")
+    (raw / "bsdata-10e").mkdir()
+    (raw / "bsdata-10e" / "Warhammer 40,000.gst").write_text("<gameSystem/>", encoding="utf-8")
+    (raw / "wahapedia-10e").mkdir()
+    (raw / "wahapedia-10e" / "Factions.csv").write_text("id|name|\n", encoding="utf-8")
+    (raw / ".fetch-state.json").write_text("{}", encoding="utf-8")
+    seeds = copy_seed_snapshots(raw, tmp_path / "seeds")
+    assert sorted(p.relative_to(seeds).as_posix() for p in seeds.rglob("*")) == SEED_FILES
+    assert (seeds / "manifest.toml").read_bytes() == (PROJECT_RAW / "manifest.toml").read_bytes()
+
+
+def test_build_of_the_seeds_skips_every_fetch_only_source(built):
+    _, report = built
+    assert report.skipped == FETCH_ONLY_SOURCES
+    assert report.inconsistent == []
 
 
 def test_build_loads_every_table_with_provenance(db):

@@ -1,7 +1,8 @@
 """Which wording applies: rule lookups by edition, game mode and date, aliases, rule-diff.
 
-The database is built from raw/ plus the two BattleScribe game-system files, fetched for real
-from the corpus beside the checkout with ``fetch --mirror`` (as a user would).
+The database is built from the seed snapshots (``conftest.RAW``) plus the two BattleScribe
+game-system files, fetched for real from the corpus beside the checkout with ``fetch --mirror``
+(as a user would) into a temporary copy.
 """
 
 from __future__ import annotations
