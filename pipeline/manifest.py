@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import difflib
 import tomllib
 from pathlib import Path
+from typing import Any, Iterable
 
 from pydantic import ValidationError
 
 from pipeline.errors import ManifestError
+from pipeline.parsers import PARSERS
 from schemas.records import Source
 
 MANIFEST_NAME = "manifest.toml"
@@ -17,11 +20,42 @@ _FIELD_OF_KEY = {"id": "source_id"}
 _FETCH_ONLY_KEYS = {"files"}
 
 
+def unknown_choice(key: str, value: Any, known: Iterable[Any], plural: str, hint: str = "") -> str | None:
+    """The problem with ``value`` for a manifest key that takes one of ``known`` values, or None.
+
+    The message names the known values (``plural``, then ``hint``) and, when one is close to
+    ``value``, suggests it.
+
+    >>> unknown_choice("format", "wahapedia-txt-10e", ["wahapedia-csv", "wahapedia-text-10e"], "formats")
+    "unknown format 'wahapedia-txt-10e'; known formats: wahapedia-csv, wahapedia-text-10e; did you mean 'wahapedia-text-10e'?"
+    >>> unknown_choice("edition", 9, [10, 11], "editions", " (omit it to detect it)")
+    'unknown edition 9; known editions: 10, 11 (omit it to detect it)'
+    >>> unknown_choice("edition", 10, [10, 11], "editions") is None
+    True
+    """
+    known = list(known)
+    if any(value == k and type(value) is type(k) for k in known):
+        return None
+    names = {str(k): k for k in known}
+    close = difflib.get_close_matches(str(value), list(names), n=1, cutoff=0.6)
+    suggestion = f"; did you mean {names[close[0]]!r}?" if close else ""
+    return f"unknown {key} {value!r}; known {plural}: {', '.join(names)}{hint}{suggestion}"
+
+
+def _choice_problem(entry: dict[str, Any]) -> str | None:
+    """The first enumerated key of a manifest entry whose value is not a known one, as a message."""
+    if "format" in entry:
+        return unknown_choice("format", entry["format"], sorted(PARSERS), "formats")
+    return None
+
+
 def read_manifest(raw_dir: Path) -> list[Source]:
     """Read ``<raw_dir>/manifest.toml`` into ``Source`` records, in file order.
 
     Raises ``ManifestError`` naming the file and the entry when the manifest is missing,
-    is not valid TOML, or an entry has a missing or bad field.
+    is not valid TOML, or an entry has a missing or bad field: among them a ``format`` with no
+    parser in ``pipeline.parsers.PARSERS`` (the message lists the known ones and suggests a close
+    one).
     """
     path = raw_dir / MANIFEST_NAME
     try:
@@ -35,6 +69,9 @@ def read_manifest(raw_dir: Path) -> list[Source]:
     sources: list[Source] = []
     seen: set[str] = set()
     for i, entry in enumerate(data.get("source", []), start=1):
+        problem = _choice_problem(entry)
+        if problem:
+            raise ManifestError(f"{path}: [[source]] entry {i} ({entry.get('id', 'no id')}): {problem}")
         fields = {_FIELD_OF_KEY.get(k, k): v for k, v in entry.items() if k not in _FETCH_ONLY_KEYS}
         fields.setdefault("game_mode", None)
         fields.setdefault("version", None)

@@ -7,6 +7,7 @@ provenance (``source_id``) and the edition / game mode the source declares.
 
 from __future__ import annotations
 
+import importlib
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable
@@ -47,30 +48,27 @@ class ParseResult:
 Parser = Callable[[str, Source], ParseResult]
 
 
-def _registry() -> dict[str, Parser]:
-    from pipeline.parsers import (
-        battlescribe_rules,
-        bsdata_gamesystem,
-        wahapedia_csv,
-        wahapedia_html,
-        wahapedia_rules_11e,
-        wahapedia_text_10e,
-    )
-
-    return {
-        "wahapedia-text-10e": wahapedia_text_10e.parse,
-        "wahapedia-rules-11e": wahapedia_rules_11e.parse,
-        "battlescribe-rule-descriptions": battlescribe_rules.parse,
-        "bsdata-gst-xml": bsdata_gamesystem.parse_gst_xml,
-        "bsdata-gst-json": bsdata_gamesystem.parse_gst_json,
-        "wahapedia-html": wahapedia_html.parse,
-        "wahapedia-csv": wahapedia_csv.parse_export,
-    }
+#: Every source format (a manifest entry's ``format``) and the parser that reads it, as (module
+#: under ``pipeline.parsers``, function). A parser's module is imported when it is first asked for,
+#: so reading the manifest (``wh40k fetch`` does) does not import every parser.
+PARSERS: dict[str, tuple[str, str]] = {
+    "wahapedia-text-10e": ("wahapedia_text_10e", "parse"),
+    "wahapedia-rules-11e": ("wahapedia_rules_11e", "parse"),
+    "battlescribe-rule-descriptions": ("battlescribe_rules", "parse"),
+    "bsdata-gst-xml": ("bsdata_gamesystem", "parse_gst_xml"),
+    "bsdata-gst-json": ("bsdata_gamesystem", "parse_gst_json"),
+    "wahapedia-html": ("wahapedia_html", "parse"),
+    "wahapedia-csv": ("wahapedia_csv", "parse_export"),
+}
 
 
 def get_parser(fmt: str) -> Parser:
-    """The parser registered for a format name; raises ``KeyError`` naming the known formats."""
-    parsers = _registry()
-    if fmt not in parsers:
-        raise KeyError(f"no parser for format {fmt!r}; known formats: {', '.join(sorted(parsers))}")
-    return parsers[fmt]
+    """The parser registered in ``PARSERS`` for a format name.
+
+    Raises ``KeyError`` naming the known formats (the manifest rejects an unknown format before
+    a build gets here, so reaching it is a bug).
+    """
+    if fmt not in PARSERS:
+        raise KeyError(f"no parser for format {fmt!r}; known formats: {', '.join(sorted(PARSERS))}")
+    module, function = PARSERS[fmt]
+    return getattr(importlib.import_module(f"pipeline.parsers.{module}"), function)

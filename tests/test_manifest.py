@@ -1,0 +1,81 @@
+"""The raw manifest: a bad entry is a one-line ``ManifestError`` naming the file, the entry and
+the fix, raised before the build writes anything."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from pipeline.errors import ManifestError
+from pipeline.manifest import MANIFEST_NAME, read_manifest
+from pipeline.parsers import PARSERS, get_parser
+from tests.conftest import RAW
+from tests.test_build_and_cli import wh40k
+
+KNOWN_FORMATS = (
+    "battlescribe-rule-descriptions, bsdata-gst-json, bsdata-gst-xml, wahapedia-csv, wahapedia-html, "
+    "wahapedia-rules-11e, wahapedia-text-10e"
+)
+
+
+def raw_with(tmp_path: Path, old: str, new: str) -> Path:
+    """A copy of the seed raw folder whose manifest has its first ``old`` replaced by ``new``."""
+    raw = tmp_path / "raw"
+    shutil.copytree(RAW, raw)
+    manifest = (raw / MANIFEST_NAME).read_text(encoding="utf-8")
+    assert old in manifest
+    (raw / MANIFEST_NAME).write_text(manifest.replace(old, new, 1), encoding="utf-8")
+    return raw
+
+
+def test_every_registered_format_has_a_parser_function():
+    assert sorted(PARSERS) == KNOWN_FORMATS.split(", ")
+    for fmt in PARSERS:
+        assert callable(get_parser(fmt)), fmt
+    assert get_parser("bsdata-gst-json").__name__ == "parse_gst_json"
+    with pytest.raises(KeyError, match="no parser for format 'nope'; known formats: battlescribe-rule"):
+        get_parser("nope")
+
+
+def test_the_committed_manifest_reads():
+    sources = read_manifest(RAW)
+    assert [s.format for s in sources] == [
+        "wahapedia-text-10e", "wahapedia-rules-11e", "battlescribe-rule-descriptions", "bsdata-gst-xml",
+        "bsdata-gst-json", "wahapedia-html", "wahapedia-html", "wahapedia-html", "wahapedia-csv",
+    ]
+
+
+def test_misspelt_format_names_the_entry_the_known_formats_and_the_close_one(tmp_path):
+    raw = raw_with(tmp_path, 'format = "wahapedia-text-10e"', 'format = "wahapedia-txt-10e"')
+    with pytest.raises(ManifestError) as exc:
+        read_manifest(raw)
+    assert str(exc.value) == (
+        f"{raw / MANIFEST_NAME}: [[source]] entry 1 (wahapedia-10e-cp-sanctuary-guardians): "
+        f"unknown format 'wahapedia-txt-10e'; known formats: {KNOWN_FORMATS}; "
+        "did you mean 'wahapedia-text-10e'?"
+    )
+
+
+def test_format_far_from_any_known_one_gets_no_suggestion(tmp_path):
+    raw = raw_with(tmp_path, 'format = "battlescribe-rule-descriptions"', 'format = "pdf"')
+    with pytest.raises(ManifestError) as exc:
+        read_manifest(raw)
+    assert str(exc.value).endswith(
+        f"entry 3 (bsdata-10e-rule-descriptions): unknown format 'pdf'; known formats: {KNOWN_FORMATS}"
+    )
+
+
+def test_cli_build_with_misspelt_format_is_one_line_error_and_writes_nothing(tmp_path):
+    raw = raw_with(tmp_path, 'format = "wahapedia-text-10e"', 'format = "wahapedia-txt-10e"')
+    db = tmp_path / "x.duckdb"
+    out = wh40k("build", "--raw", str(raw), "--db", str(db))
+    assert out.returncode == 1
+    assert out.stderr == (
+        f"Error: {raw / MANIFEST_NAME}: [[source]] entry 1 (wahapedia-10e-cp-sanctuary-guardians): "
+        f"unknown format 'wahapedia-txt-10e'; known formats: {KNOWN_FORMATS}; "
+        "did you mean 'wahapedia-text-10e'?\n"
+    )
+    assert out.stdout == ""
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["raw"]
