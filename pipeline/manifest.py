@@ -5,13 +5,15 @@ from __future__ import annotations
 import difflib
 import tomllib
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, get_args
 
 from pydantic import ValidationError
 
 from pipeline.errors import ManifestError
 from pipeline.parsers import PARSERS
+from pipeline.rules import PRECEDENCE_FILE, kind_ranks
 from schemas.records import Source
+from schemas.types import Edition, GameMode
 
 MANIFEST_NAME = "manifest.toml"
 
@@ -43,9 +45,24 @@ def unknown_choice(key: str, value: Any, known: Iterable[Any], plural: str, hint
 
 
 def _choice_problem(entry: dict[str, Any]) -> str | None:
-    """The first enumerated key of a manifest entry whose value is not a known one, as a message."""
-    if "format" in entry:
-        return unknown_choice("format", entry["format"], sorted(PARSERS), "formats")
+    """The first enumerated key of a manifest entry whose value is not a known one, as a message.
+
+    ``format``: a key of ``pipeline.parsers.PARSERS``; ``kind``: a kind ranked in
+    ``pipeline/precedence.toml`` (an unranked kind would drop out of the precedence); ``game_mode``
+    and ``edition``: the values of ``schemas.types.GameMode`` and ``Edition``.
+    """
+    choices: dict[str, tuple[Iterable[Any], str, str]] = {
+        "format": (sorted(PARSERS), "formats", ""),
+        "kind": (sorted(kind_ranks()), "kinds",
+                 f" (ranked in pipeline/{PRECEDENCE_FILE.name}; a new kind needs a rank there)"),
+        "game_mode": (get_args(GameMode), "game modes", " (leave game_mode out for a source of every game mode)"),
+        "edition": (get_args(Edition), "editions", " (leave edition out to have the build detect it)"),
+    }
+    for key, (known, plural, hint) in choices.items():
+        if key in entry:
+            problem = unknown_choice(key, entry[key], known, plural, hint)
+            if problem:
+                return problem
     return None
 
 
@@ -54,8 +71,9 @@ def read_manifest(raw_dir: Path) -> list[Source]:
 
     Raises ``ManifestError`` naming the file and the entry when the manifest is missing,
     is not valid TOML, or an entry has a missing or bad field: among them a ``format`` with no
-    parser in ``pipeline.parsers.PARSERS`` (the message lists the known ones and suggests a close
-    one).
+    parser in ``pipeline.parsers.PARSERS``, a ``kind`` that ``pipeline/precedence.toml`` does not
+    rank, a ``game_mode`` or ``edition`` that is not one of the known values (the message lists
+    the known values and suggests a close one).
     """
     path = raw_dir / MANIFEST_NAME
     try:

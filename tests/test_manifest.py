@@ -79,3 +79,66 @@ def test_cli_build_with_misspelt_format_is_one_line_error_and_writes_nothing(tmp
     )
     assert out.stdout == ""
     assert sorted(p.name for p in tmp_path.iterdir()) == ["raw"]
+
+
+KNOWN_KINDS = (
+    "balance-update, codex, combat-patrol, core-rules, datasheet-page, errata, export, faction-pack, "
+    "faction-page, index, rules-update (ranked in pipeline/precedence.toml; a new kind needs a rank there)"
+)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "entry", "problem"),
+    [
+        ('kind = "combat-patrol"', 'kind = "combat patrol"', "1 (wahapedia-10e-cp-sanctuary-guardians)",
+         f"unknown kind 'combat patrol'; known kinds: {KNOWN_KINDS}; did you mean 'combat-patrol'?"),
+        ('kind = "codex"', 'kind = "Codex"', "3 (bsdata-10e-rule-descriptions)",
+         f"unknown kind 'Codex'; known kinds: {KNOWN_KINDS}; did you mean 'codex'?"),
+        ('kind = "codex"', 'kind = "supplement"', "3 (bsdata-10e-rule-descriptions)",
+         f"unknown kind 'supplement'; known kinds: {KNOWN_KINDS}"),
+        ('game_mode = "combat-patrol"', 'game_mode = "combat patrol"', "1 (wahapedia-10e-cp-sanctuary-guardians)",
+         "unknown game_mode 'combat patrol'; known game modes: matched, combat-patrol "
+         "(leave game_mode out for a source of every game mode); did you mean 'combat-patrol'?"),
+        ("edition = 11", "edition = 12", "2 (wahapedia-11e-rules-astra-militarum)",
+         "unknown edition 12; known editions: 10, 11 (leave edition out to have the build detect it)"),
+        ("edition = 11", 'edition = "11"', "2 (wahapedia-11e-rules-astra-militarum)",
+         "unknown edition '11'; known editions: 10, 11 (leave edition out to have the build detect it); "
+         "did you mean 11?"),
+    ],
+)
+def test_unknown_kind_game_mode_or_edition_names_the_entry_and_the_known_values(tmp_path, old, new, entry, problem):
+    raw = raw_with(tmp_path, old, new)
+    with pytest.raises(ManifestError) as exc:
+        read_manifest(raw)
+    assert str(exc.value) == f"{raw / MANIFEST_NAME}: [[source]] entry {entry}: {problem}"
+
+
+def test_every_ranked_kind_and_both_game_modes_are_accepted(tmp_path):
+    raw = raw_with(tmp_path, 'kind = "combat-patrol"', 'kind = "balance-update"')
+    assert read_manifest(raw)[0].kind == "balance-update"
+    raw = raw_with(tmp_path / "b", 'game_mode = "combat-patrol"', 'game_mode = "matched"')
+    assert read_manifest(raw)[0].game_mode == "matched"
+
+
+def test_cli_build_with_misspelt_kind_fails_instead_of_dropping_the_source_from_the_precedence(tmp_path):
+    raw = raw_with(tmp_path, 'kind = "combat-patrol"', 'kind = "combat patrol"')
+    db = tmp_path / "x.duckdb"
+    out = wh40k("build", "--raw", str(raw), "--db", str(db))
+    assert out.returncode == 1
+    assert out.stderr == (
+        f"Error: {raw / MANIFEST_NAME}: [[source]] entry 1 (wahapedia-10e-cp-sanctuary-guardians): "
+        f"unknown kind 'combat patrol'; known kinds: {KNOWN_KINDS}; did you mean 'combat-patrol'?\n"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["raw"]
+
+
+def test_cli_fetch_checks_the_manifest_the_same_way(tmp_path):
+    raw = raw_with(tmp_path, 'game_mode = "combat-patrol"', 'game_mode = "cp"')
+    out = wh40k("fetch", "--raw", str(raw), "--delay", "0")
+    assert out.returncode == 1
+    assert out.stderr == (
+        f"Error: {raw / MANIFEST_NAME}: [[source]] entry 1 (wahapedia-10e-cp-sanctuary-guardians): "
+        "unknown game_mode 'cp'; known game modes: matched, combat-patrol "
+        "(leave game_mode out for a source of every game mode)\n"
+    )
+    assert sorted(p.name for p in raw.iterdir()) == sorted(p.name for p in RAW.iterdir())
