@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from pipeline.errors import ManifestError
 from pipeline.parsers import PARSERS
-from pipeline.rules import PRECEDENCE_FILE, kind_ranks
+from pipeline.precedence import PRECEDENCE_FILE, kind_ranks
 from schemas.records import Source
 from schemas.types import Edition, GameMode
 

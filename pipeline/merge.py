@@ -14,7 +14,7 @@ from collections import Counter
 from typing import Iterable
 
 from pipeline.normalise.text import slug
-from pipeline.rules import kind_ranks
+from pipeline.precedence import kind_ranks
 from schemas.records import Conflict, DataFlag, Datasheet, ModelProfile, Record, Source
 
 _PROVENANCE = {"source_id", "locator"}

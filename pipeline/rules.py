@@ -9,26 +9,17 @@ from __future__ import annotations
 import datetime as dt
 import difflib
 import re
-import tomllib
 from dataclasses import dataclass
-from functools import lru_cache
-from pathlib import Path
 from typing import Any, Literal
 
 import duckdb
 
 from pipeline.aliases import PartOf, part_of, rule_key_from_name
 from pipeline.errors import NotFoundError
+from pipeline.precedence import kind_ranks
 from pipeline.query import _rows, rule_keys_for, rule_texts
 
-PRECEDENCE_FILE = Path(__file__).resolve().parent / "precedence.toml"
 Mode = Literal["matched", "combat-patrol"]
-
-
-@lru_cache(maxsize=2)
-def kind_ranks(path: Path = PRECEDENCE_FILE) -> dict[str, int]:
-    """Rank of each source kind (higher is more specific), from the precedence file."""
-    return dict(tomllib.loads(path.read_text(encoding="utf-8"))["kind_rank"])
 
 
 @dataclass(frozen=True)

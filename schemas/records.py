@@ -12,7 +12,9 @@ that source: ``line 120``, ``row 000000001``, ``section 24.23``).
 from __future__ import annotations
 
 import datetime as dt
-from typing import ClassVar
+import operator
+from functools import lru_cache
+from typing import Callable, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -30,6 +32,20 @@ class Record(BaseModel):
     def key(self) -> tuple:
         """The natural key of this row, as a tuple of field values."""
         return tuple(getattr(self, name) for name in self.__key__)
+
+
+@lru_cache(maxsize=None)
+def key_getter(record_type: type[Record]) -> Callable[[Record], tuple]:
+    """A function that gives ``record.key()`` for the records of one class (same tuple, faster).
+
+    >>> key_getter(Faction)(Faction(source_id="s", locator="l", faction_id="f", name="F"))
+    ('f',)
+    """
+    names = record_type.__key__
+    if len(names) == 1:
+        get_one = operator.attrgetter(names[0])
+        return lambda record: (get_one(record),)
+    return operator.attrgetter(*names)  # type: ignore[return-value]
 
 
 class Provenanced(Record):

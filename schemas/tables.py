@@ -17,7 +17,7 @@ from typing import Any, Callable, Literal, get_args, get_origin
 import sqlalchemy as sa
 from pydantic import BaseModel
 
-from schemas.records import ALL_RECORDS, Record
+from schemas.records import ALL_RECORDS, Record, key_getter  # noqa: F401  (key_getter: re-exported)
 from schemas.types import DiceExpr
 
 metadata = sa.MetaData()
@@ -84,21 +84,6 @@ def _layout(record_type: type[BaseModel]) -> tuple[tuple[str, bool], ...]:
     return tuple(
         (name, _unwrap(field.annotation)[0] is DiceExpr) for name, field in record_type.model_fields.items()
     )
-
-
-@lru_cache(maxsize=None)
-def key_getter(record_type: type[Record]) -> Callable[[Record], tuple]:
-    """A function that gives ``record.key()`` for the records of one class (same tuple, faster).
-
-    >>> from schemas.records import Faction
-    >>> key_getter(Faction)(Faction(source_id="s", locator="l", faction_id="f", name="F"))
-    ('f',)
-    """
-    names = record_type.__key__
-    if len(names) == 1:
-        get_one = operator.attrgetter(names[0])
-        return lambda record: (get_one(record),)
-    return operator.attrgetter(*names)  # type: ignore[return-value]
 
 
 def row_of(record: Record) -> dict[str, Any]:

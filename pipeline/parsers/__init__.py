@@ -62,6 +62,23 @@ PARSERS: dict[str, tuple[str, str]] = {
 }
 
 
+#: Formats whose parser can start work ahead of the parse, as (module, function) of a
+#: ``prepare(content, source)``: it returns what the parser then takes as ``prepared=`` (for the
+#: Wahapedia export, the worker process that shares its HTML clean-up), or None. A build
+#: prepares every source first, so that such work runs while it does its own.
+PREPARERS: dict[str, tuple[str, str]] = {
+    "wahapedia-csv": ("wahapedia_csv", "prepare_export"),
+}
+
+
+def get_preparer(fmt: str) -> Callable[[object, Source], object] | None:
+    """The ``prepare`` function registered in ``PREPARERS`` for a format, or None."""
+    if fmt not in PREPARERS:
+        return None
+    module, function = PREPARERS[fmt]
+    return getattr(importlib.import_module(f"pipeline.parsers.{module}"), function)
+
+
 def get_parser(fmt: str) -> Parser:
     """The parser registered in ``PARSERS`` for a format name.
 

@@ -115,8 +115,8 @@ from schemas.records import (
     WargearLoadout,
     WargearOption,
     WeaponProfile,
+    key_getter,
 )
-from schemas.tables import key_getter
 
 # --------------------------------------------------------------------------------------------
 # The data this parser reads: tables, columns, labels.
@@ -353,7 +353,19 @@ def restore_listbrewer_resave(text: str) -> str:
 # --------------------------------------------------------------------------------------------
 
 
-def parse_export(files: Mapping[str, str], source: Source) -> ExportParseResult:
+def prepare_export(files: Mapping[str, str], source: Source) -> SharedHtmlCleaning | None:
+    """Start sharing the HTML clean-up of a large export with a worker process, or None.
+
+    Pass the result to ``parse_export(..., prepared=...)``, which closes it. The worker reads
+    its own copy of the tables, so the caller can do other work meanwhile (see
+    ``SharedHtmlCleaning``; ``WH40K_JOBS=1`` or a small export: None).
+    """
+    return _start_shared_html(files)
+
+
+def parse_export(
+    files: Mapping[str, str], source: Source, prepared: SharedHtmlCleaning | None = None
+) -> ExportParseResult:
     """Parse a Wahapedia CSV export: ``{table name: decoded text}`` -> records and rejects.
 
     ``files`` maps the table name (file stem, e.g. ``"Datasheets_wargear"``) to its text, a
@@ -362,14 +374,19 @@ def parse_export(files: Mapping[str, str], source: Source) -> ExportParseResult:
     rejects its rows (``unknown table``). ``source.edition`` (10 or 11) gives the edition of
     every datasheet and stratagem.
 
+    ``prepared`` is what ``prepare_export`` returned for these files; when None, the parser
+    starts the worker itself if the export is large.
+
     Raises ``ManifestError`` when ``source.edition`` is None.
     """
     if source.edition is None:
+        if prepared is not None:
+            prepared.close()
         raise ManifestError(
             f"source {source.source_id!r}: a Wahapedia export needs its edition (10 or 11) "
             "in the raw manifest"
         )
-    return _Export(files, source).run()
+    return _Export(files, source, prepared).run()
 
 
 class _Rejected(Exception):
@@ -386,14 +403,16 @@ _Handler = Callable[[Row], list[Record]]
 class _Export:
     """State of one ``parse_export`` call (id maps, key registry, HTML cache)."""
 
-    def __init__(self, files: Mapping[str, str], source: Source) -> None:
+    def __init__(
+        self, files: Mapping[str, str], source: Source, prepared: SharedHtmlCleaning | None
+    ) -> None:
         self.source = source
         self.sid = source.source_id
         self.edition = source.edition
         self.prefix = f"{source.edition}e"
         self.result = ExportParseResult()
         # Started first: the worker reads its own copy of the HTML tables meanwhile.
-        self._shared_html = _start_shared_html(files)
+        self._shared_html = prepared if prepared is not None else _start_shared_html(files)
         self.tables: dict[str, Table] = {}
         self.unknown_tables: dict[str, Table] = {}
         for name, text in files.items():
