@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
 import re
 from collections import Counter
 from pathlib import Path
@@ -739,3 +740,21 @@ def test_the_shared_html_cleaning_changes_nothing(files10, export10, monkeypatch
     assert len(alone.records) == len(export10.records)
     assert alone.records == export10.records
     assert alone.rejects == export10.rejects
+
+
+def test_prepare_starts_the_html_worker_only_for_a_large_export(files10, monkeypatch):
+    from pipeline.normalise.text import SharedHtmlCleaning
+    from pipeline.parsers.wahapedia_csv import prepare_export
+
+    src = source(10, dt.date(2025, 11, 14))
+    monkeypatch.delenv("WH40K_JOBS", raising=False)
+    small = {name: files10[name] for name in ("Factions", "Source", "Last_update")}
+    assert prepare_export(small, src) is None
+    shared = prepare_export(files10, src)
+    try:
+        assert isinstance(shared, SharedHtmlCleaning) or (os.cpu_count() or 1) < 2
+    finally:
+        if shared is not None:
+            shared.close()
+    monkeypatch.setenv("WH40K_JOBS", "1")
+    assert prepare_export(files10, src) is None
