@@ -7,7 +7,11 @@ import datetime as dt
 import json
 import sys
 from enum import Enum
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
+
+if TYPE_CHECKING:  # rich is imported when a table is drawn
+    from rich.console import Console
+    from rich.text import Text
 
 
 class ModeChoice(str, Enum):
@@ -34,33 +38,51 @@ def to_json(data: Any) -> str:
     return json.dumps(data, default=_plain, ensure_ascii=False, indent=2)
 
 
+def console(stderr: bool = False, width: int | None = None) -> Console:
+    """A rich console that shows data as it is: no markup (``[bold]``), no emoji codes (``:x:``),
+    no highlighting of numbers or paths."""
+    from rich.console import Console
+
+    return Console(stderr=stderr, width=width, markup=False, emoji=False, highlight=False)
+
+
+def cell(value: Any) -> Text:
+    """A table cell holding a value literally (``"[BLAST]"`` or ``":x:"`` are data, not markup)."""
+    from rich.text import Text
+
+    return Text("" if value is None else str(_plain(value)))
+
+
 def render_rows(rows: list[dict[str, Any]], fmt: Format, title: str | None = None,
                 columns: Iterable[str] | None = None) -> None:
-    """Print rows on stdout in the chosen format (data only; notes go to stderr)."""
+    """Print rows on stdout in the chosen format (data only; notes go to stderr).
+
+    With no rows, JSON is ``[]`` and CSV is the header line alone (when ``columns`` are given);
+    a table prints nothing.
+    """
     cols = list(columns) if columns is not None else (list(rows[0]) if rows else [])
     if fmt is Format.json:
         print(to_json([{c: r.get(c) for c in cols} for r in rows]))
     elif fmt is Format.csv:
+        if not cols:
+            return
         writer = csv.writer(sys.stdout, lineterminator="\n")
         writer.writerow(cols)
         for r in rows:
             writer.writerow(["" if r.get(c) is None else _plain(r.get(c)) for c in cols])
-    else:
-        from rich.console import Console
-        from rich.markup import escape
+    elif rows:
         from rich.table import Table
 
-        table = Table(title=title, show_lines=False, title_justify="left")
+        table = Table(title=cell(title) if title else None, show_lines=False, title_justify="left")
         for c in cols:
-            table.add_column(c, overflow="fold")
+            table.add_column(cell(c), overflow="fold")
         for r in rows:
-            # data is shown as printed: "[[source]]" or "[BLAST]" are not rich markup
-            table.add_row(*("" if r.get(c) is None else escape(str(_plain(r.get(c)))) for c in cols))
-        Console(width=None if sys.stdout.isatty() else 200).print(table)
+            table.add_row(*(cell(r.get(c)) for c in cols))
+        console(width=None if sys.stdout.isatty() else 200).print(table)
 
 
 def note(message: str) -> None:
-    """A note for people, on stderr."""
-    from rich.console import Console
+    """A note for people, on stderr: one line, never wrapped to the terminal's width."""
+    from rich.text import Text
 
-    Console(stderr=True).print(message, style="dim", highlight=False, markup=False)
+    console(stderr=True).print(Text(message, style="dim"), soft_wrap=True)
