@@ -44,6 +44,27 @@ def test_notes_are_not_wrapped_at_the_terminal_width(db):
     assert lines[0].endswith("(M, T, Sv, invulnerable save, W, Ld, OC))")
 
 
+def test_usage_errors_print_one_error_line_and_exit_2(db):
+    out = wh40k("units", "--db", str(db), "--format", "xml", columns=40)
+    assert out.returncode == 2
+    lines = out.stderr.splitlines()
+    assert lines[0].startswith("Usage: wh40k units")
+    assert lines[-1] == ("Error: Invalid value for '--format' / '-f': Value error, "
+                         "'xml' is not one of 'table', 'json', 'csv'.")
+    assert "╭" not in out.stderr
+    out = wh40k("nosuchcommand", columns=40)
+    assert out.returncode == 2 and out.stderr.splitlines()[-1] == "Error: No such command 'nosuchcommand'."
+    out = wh40k("unit", columns=40)
+    assert out.returncode == 2 and out.stderr.splitlines()[-1] == "Error: Missing argument 'name'."
+
+
+def test_help_and_no_arguments_still_show_the_help():
+    out = wh40k("units", "--help")
+    assert out.returncode == 0 and "List units" in out.stdout
+    out = wh40k()
+    assert out.returncode == 2 and "Commands" in out.stdout
+
+
 # --- 4. data cells are shown as they are ------------------------------------------------------------
 
 def test_table_cells_are_not_markup_or_emoji(db):

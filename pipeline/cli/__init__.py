@@ -1,7 +1,8 @@
 """The ``wh40k`` command line: thin commands over the library (one file per command group).
 
 Expected errors (``Wh40kError``) print ``Error: <what, where, how to fix>`` on stderr and exit 1;
-anything else is a bug and keeps its traceback.
+a mistyped option or value prints the usage and ``Error: ...`` and exits 2; anything else is a
+bug and keeps its traceback. Error lines are printed as one line, never wrapped to the terminal.
 """
 
 from __future__ import annotations
@@ -18,6 +19,11 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import typer
 
 from pipeline.errors import Wh40kError
+
+try:  # recent typer carries its own copy of click
+    from typer._click.exceptions import ClickException
+except ImportError:  # pragma: no cover - older typer uses click itself
+    from click.exceptions import ClickException
 
 app = typer.Typer(
     name="wh40k",
@@ -37,11 +43,22 @@ def main() -> None:
     """Entry point of the ``wh40k`` console script."""
     _register()
     try:
-        app()
+        # not standalone: typer would draw a usage error in a panel wrapped at the terminal's width
+        status = app(prog_name="wh40k", standalone_mode=False)
     except Wh40kError as exc:
         print(f"Error: {exc}", file=sys.stderr)
+        sys.exit(1)
+    except ClickException as exc:
+        # a mistyped option or value: usage, then `Error: ...` on one line (exit status 2);
+        # with no arguments at all the help has already been printed
+        if type(exc).__name__ != "NoArgsIsHelpError":
+            exc.show()
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        print("Aborted!", file=sys.stderr)
         sys.exit(1)
     finally:
         # The process ends here: spare the interpreter's last collections over every object of
         # the imported libraries (measured: 0.1 s after a build, 0.2 s after a full build).
         gc.freeze()
+    sys.exit(status if isinstance(status, int) else 0)
