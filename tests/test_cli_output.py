@@ -33,6 +33,84 @@ def wh40k(*args: str, columns: int = 80) -> subprocess.CompletedProcess:
                           cwd=RAW.parent, env=env)
 
 
+# --- 1. build summary: identifiers are never cut short ------------------------------------------
+
+def _accounting_rows(text: str) -> set[tuple]:
+    """(source, stage, table, input, loaded, duplicates, rejected) read back from the summary,
+    in either layout: the wide table, or a `source ID` heading followed by that source's rows."""
+    rows, source = set(), None
+    for line in text.splitlines():
+        if line.startswith("source "):
+            source = line.split()[1]
+        elif line.startswith("│") and source is None:
+            cells = [c.strip() for c in line.strip().strip("│").split("│")]
+            if len(cells) == 7 and cells[3].isdigit():
+                rows.add((cells[0], cells[1], cells[2], *map(int, cells[3:])))
+        elif source is not None:
+            parts = line.split()
+            if len(parts) == 6 and parts[0] in ("parse", "validate") and all(p.isdigit() for p in parts[2:]):
+                rows.add((source, parts[0], parts[1], *map(int, parts[2:])))
+    return rows
+
+
+@pytest.mark.parametrize("columns", [80, 200])
+def test_build_summary_keeps_every_source_and_table_name_whole(tmp_path, columns):
+    raw = tmp_path / "raw"
+    shutil.copytree(RAW, raw)
+    out = wh40k("build", "--raw", str(raw), "--db", str(tmp_path / "x.duckdb"), columns=columns)
+    assert out.returncode == 0, out.stderr
+    assert "…" not in out.stderr
+    con = duckdb.connect(str(tmp_path / "x.duckdb"), read_only=True)
+    stored = set(con.execute(
+        "SELECT source_id, stage, table_name, input_rows, loaded, duplicates, rejected FROM build_accounting"
+    ).fetchall())
+    assert _accounting_rows(out.stderr) == stored
+    built = {}
+    for line in out.stderr.splitlines():
+        if line.startswith("│") and line.count("│") == 3:
+            name, n = (c.strip() for c in line.strip().strip("│").split("│"))
+            built[name] = int(n)
+    tables = [t for (t,) in con.execute(
+        "SELECT table_name FROM information_schema.tables WHERE table_type = 'BASE TABLE'").fetchall()]
+    assert built == {t: con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in tables}
+    if columns <= 80:
+        table_lines = [line for line in out.stderr.splitlines() if line.startswith((" ", "│", "┃", "─"))]
+        assert max(len(line.rstrip()) for line in table_lines) <= columns
+
+
+def test_build_summary_in_40_columns_folds_cells_but_keeps_source_ids_whole(tmp_path):
+    raw = tmp_path / "raw"
+    shutil.copytree(RAW, raw)
+    out = wh40k("build", "--raw", str(raw), "--db", str(tmp_path / "x.duckdb"), columns=40)
+    assert out.returncode == 0, out.stderr
+    assert "…" not in out.stderr
+    assert [line for line in out.stderr.splitlines() if line.startswith("source ")] == [
+        "source wahapedia-10e-cp-sanctuary-guardians", "source wahapedia-11e-rules-astra-militarum",
+        "source bsdata-10e-rule-descriptions"]
+
+
+def test_build_summary_of_long_names_in_80_columns(capsys, monkeypatch, tmp_path):
+    monkeypatch.setenv("COLUMNS", "80")
+    source = "wahapedia-10e-export-of-every-datasheet-with-a-long-name"
+    report = BuildReport(tmp_path / "x.duckdb", {"datasheet_detachment_abilities": 13254}, [
+        Accounting(source_id=source, stage="parse", table_name="Datasheets_detachment_abilities",
+                   input_rows=13254, loaded=13250, duplicates=3, rejected=1),
+        Accounting(source_id=source, stage="validate", table_name="datasheet_detachment_abilities",
+                   input_rows=13250, loaded=13250, duplicates=0, rejected=0),
+    ])
+    _summary(report)
+    err = capsys.readouterr().err
+    assert "…" not in err
+    assert _accounting_rows(err) == {
+        (source, "parse", "Datasheets_detachment_abilities", 13254, 13250, 3, 1),
+        (source, "validate", "datasheet_detachment_abilities", 13250, 13250, 0, 0),
+    }
+    assert "│ datasheet_detachment_abilities │ 13254 │" in err
+    # the totals line is one line, as long as it needs
+    assert ("13254 rows in 1 tables; 3 duplicates collapsed; 1 rejected (see table rejects); "
+            "0 boilerplate lines dropped") in err.splitlines()
+
+
 # --- 2. notes and errors are one line each --------------------------------------------------------
 
 def test_notes_are_not_wrapped_at_the_terminal_width(db):
