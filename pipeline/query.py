@@ -1,14 +1,15 @@
 """Read-only queries over the built database, shared by the CLI and the Python API.
 
 Every function takes an open read-only DuckDB connection (``open_database``) and returns plain
-rows (lists of dicts), so callers can render them as a table, JSON or CSV.
+rows (lists of dicts that also know their column names), so callers can render them as a table,
+JSON or CSV.
 """
 
 from __future__ import annotations
 
 import difflib
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 import duckdb
 
@@ -20,7 +21,19 @@ DEFAULT_DB = Path("db") / "wh40k.duckdb"
 #: Statement types ``sql`` accepts; anything else would write and is refused.
 _READ_ONLY_STATEMENTS = {"SELECT", "EXPLAIN", "PRAGMA"}
 
-Rows = list[dict[str, Any]]
+
+
+class Rows(list[dict[str, Any]]):
+    """Rows of a query, as dicts by column name, with the query's column names (also when empty).
+
+    >>> rows = Rows([{"a": 1, "b": 2}], columns=["a", "b"])
+    >>> rows == [{"a": 1, "b": 2}], rows.columns, Rows(columns=["a"]).columns
+    (True, ['a', 'b'], ['a'])
+    """
+
+    def __init__(self, rows: Iterable[dict[str, Any]] = (), columns: Iterable[str] = ()) -> None:
+        super().__init__(rows)
+        self.columns = list(columns)
 
 
 def open_database(path: Path = DEFAULT_DB) -> duckdb.DuckDBPyConnection:
@@ -35,7 +48,7 @@ def open_database(path: Path = DEFAULT_DB) -> duckdb.DuckDBPyConnection:
 
 def _rows(cursor: duckdb.DuckDBPyConnection) -> Rows:
     names = [d[0] for d in cursor.description or []]
-    return [dict(zip(names, row)) for row in cursor.fetchall()]
+    return Rows((dict(zip(names, row)) for row in cursor.fetchall()), columns=names)
 
 
 def run_sql(con: duckdb.DuckDBPyConnection, statement: str) -> Rows:
@@ -134,6 +147,41 @@ def unit_detail(con: duckdb.DuckDBPyConnection, datasheet_id: str) -> dict[str, 
             "SELECT table_name, field, reason, source_id, locator FROM data_gaps WHERE entity_key = ?"
         ),
     }
+
+
+#: The parts of ``unit_detail`` in the flat layout, as (section, key of ``unit_detail``).
+UNIT_SECTIONS = (
+    ("datasheet", "datasheet"), ("model_profile", "model_profiles"), ("wargear", "loadout"),
+    ("weapon", "weapons"), ("ability", "abilities"), ("keyword", "keywords"), ("data_gap", "data_gaps"),
+)
+
+
+def flat_unit(detail: dict[str, Any]) -> Rows:
+    """``unit_detail`` as one flat table (for CSV): one row per item, a first column ``section``
+    (datasheet, model_profile, wargear, weapon, ability, keyword, data_gap), then the union of the
+    sections' columns in that order; a column a section does not have is None in its rows.
+
+    >>> flat = flat_unit({"datasheet": {"datasheet_id": "x", "name": "X"},
+    ...                   "weapons": Rows([{"weapon_name": "Bolter", "kind": "ranged"}],
+    ...                               columns=["weapon_name", "kind"]),
+    ...                   "keywords": Rows(columns=["keyword"])})
+    >>> flat.columns
+    ['section', 'datasheet_id', 'name', 'weapon_name', 'kind', 'keyword']
+    >>> [(r["section"], r["name"], r["weapon_name"]) for r in flat]
+    [('datasheet', 'X', None), ('weapon', None, 'Bolter')]
+    """
+    columns: dict[str, None] = {"section": None}
+    rows: list[dict[str, Any]] = []
+    for section, key in UNIT_SECTIONS:
+        part = detail.get(key)
+        if part is None:
+            continue
+        items = [part] if isinstance(part, dict) else part
+        names = list(part) if isinstance(part, dict) else getattr(part, "columns", None) or [
+            c for item in items for c in item]
+        columns.update(dict.fromkeys(names))
+        rows.extend({"section": section, **item} for item in items)
+    return Rows(({c: r.get(c) for c in columns} for r in rows), columns=list(columns))
 
 
 def weapons(

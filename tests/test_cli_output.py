@@ -3,6 +3,9 @@ data cells shown literally, every --format honoured, empty filters, SQL and edit
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 import os
 import shutil
 import subprocess
@@ -152,3 +155,66 @@ def test_table_cells_are_not_markup_or_emoji(db):
     assert [c.strip() for c in lines[1].strip("┃").split("┃")] == ["a", "b", "[c]"]
     assert [c.strip() for c in lines[3].strip("│").split("│")] == [":x:", "[bold]x[/bold]", "[red]"]
     assert "❌" not in out.stdout
+
+
+# --- 3. every --format gives that format ------------------------------------------------------------
+
+def test_unit_csv_is_one_flat_table_with_a_section_column(db):
+    out = wh40k("unit", "--db", str(db), "canoness adalya", "--format", "csv")
+    assert out.returncode == 0, out.stderr
+    rows = list(csv.DictReader(io.StringIO(out.stdout)))
+    header = out.stdout.splitlines()[0].split(",")
+    assert header[:3] == ["section", "datasheet_id", "name"]
+    assert {"weapon_name", "keyword", "is_faction_keyword", "equipment", "reason"} <= set(header)
+    by_section: dict[str, list[dict]] = {}
+    for r in rows:
+        by_section.setdefault(r["section"], []).append(r)
+    assert list(by_section) == ["datasheet", "wargear", "weapon", "ability", "keyword", "data_gap"]
+    (sheet,) = by_section["datasheet"]
+    assert (sheet["name"], sheet["datasheet_id"], sheet["weapon_name"]) == (
+        "Canoness Adalya", "cp-sanctuary-guardians/canoness-adalya", "")
+    assert [(w["weapon_name"], w["kind"], w["abilities"]) for w in by_section["weapon"]] == [
+        ("Condemnor boltgun", "ranged", "anti-psyker 2+, devastating wounds, precision, rapid fire 1"),
+        ("Hallowed chainsword", "melee", ""),
+    ]
+    assert [(a["kind"], a["name"]) for a in by_section["ability"]] == [
+        ("core", "Leader"), ("faction", "Acts of Faith"), ("datasheet", "Lead the Righteous"),
+        ("wargear", "Null Rod")]
+    assert [k["keyword"] for k in by_section["keyword"] if k["is_faction_keyword"] == "True"] == ["ADEPTA SORORITAS"]
+    # the same items as the JSON, part by part
+    data = json.loads(wh40k("unit", "--db", str(db), "canoness adalya", "--format", "json").stdout)
+    assert len(by_section["weapon"]) == len(data["weapons"]) and len(by_section["keyword"]) == len(data["keywords"])
+    assert len(by_section["wargear"]) == len(data["loadout"]) and len(by_section["data_gap"]) == len(data["data_gaps"])
+
+
+def test_detect_edition_csv_is_csv_with_the_verdict_on_every_evidence_row(tmp_path):
+    page = "raw/wahapedia-11e-core-rules-astra-militarum-page.txt"
+    out = wh40k("detect-edition", page, "--format", "csv")
+    assert out.returncode == 0, out.stderr
+    rows = list(csv.DictReader(io.StringIO(out.stdout)))
+    data = json.loads(wh40k("detect-edition", page, "--format", "json").stdout)
+    assert [(r["file"], r["edition"], r["mixed"], r["score_10"], r["score_11"]) for r in rows] == [
+        (page, "11", str(data["mixed"]), str(data["scores"]["10"]), str(data["scores"]["11"]))] * len(data["evidence"])
+    assert [(int(r["evidence_edition"]), r["marker"], int(r["count"]), int(r["first_line"]), r["excerpt"])
+            for r in rows] == [(e["edition"], e["marker"], e["count"], e["first_line"], e["excerpt"])
+                               for e in data["evidence"]]
+    plain = tmp_path / "plain.txt"
+    plain.write_text("Nothing about any edition here.\n", encoding="utf-8")
+    out = wh40k("detect-edition", str(plain), "--format", "csv")
+    assert out.stdout.splitlines() == [
+        "file,edition,mixed,score_10,score_11,evidence_edition,marker,count,first_line,excerpt",
+        f"{plain},,False,0,0,,,,,"]
+
+
+def test_empty_sql_result_keeps_its_header_in_csv_and_is_empty_in_json(db):
+    out = wh40k("sql", "--db", str(db), "--format", "csv", "SELECT name, faction_id FROM datasheets WHERE false")
+    assert (out.returncode, out.stdout) == (0, "name,faction_id\n")
+    out = wh40k("sql", "--db", str(db), "--format", "json", "SELECT name FROM datasheets WHERE false")
+    assert (out.returncode, json.loads(out.stdout)) == (0, [])
+
+
+def test_rule_csv_is_one_row_of_the_governing_wording(db):
+    out = wh40k("rule", "--db", str(db), "Lethal Hits", "--edition", "11", "--format", "csv")
+    assert out.returncode == 0, out.stderr
+    (row,) = csv.DictReader(io.StringIO(out.stdout))
+    assert (row["section"], row["edition"], row["source_id"]) == ("24.23", "11", "wahapedia-11e-rules-astra-militarum")

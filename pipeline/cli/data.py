@@ -55,9 +55,16 @@ def unit_command(
     db: Path = DbOption,
     fmt: Format = FormatOption,
 ) -> None:
-    """Show one unit: model profiles, weapons with abilities, abilities, keywords.
+    """Show one unit: model profiles, wargear, weapons with abilities, abilities, keywords.
 
-    Example: wh40k unit "Battle Sisters Squad"
+    --format json: one object with the parts (datasheet, model_profiles, weapons, abilities,
+    keywords, loadout, data_gaps). --format csv: one flat table, one row per item; its first
+    column, section, says which part the row is (datasheet, model_profile, wargear, weapon,
+    ability, keyword, data_gap) and the other columns are the union of the parts' columns, empty
+    where a part has no such column (name and kind are the datasheet's, the weapon's or the
+    ability's, by section).
+
+    Example: wh40k unit "Battle Sisters Squad" --format csv
     """
     con = query.open_database(db)
     sheet, others = query.find_datasheet(con, name, edition=edition, mode=mode.value if mode else None)
@@ -68,7 +75,7 @@ def unit_command(
         print(to_json(detail))
         return
     if fmt is Format.csv:
-        render_rows(detail["weapons"], fmt)
+        render_rows(query.flat_unit(detail), fmt)
         return
     d = detail["datasheet"]
     from pipeline.engine.from_db import model_count

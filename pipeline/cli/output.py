@@ -57,10 +57,14 @@ def render_rows(rows: list[dict[str, Any]], fmt: Format, title: str | None = Non
                 columns: Iterable[str] | None = None) -> None:
     """Print rows on stdout in the chosen format (data only; notes go to stderr).
 
-    With no rows, JSON is ``[]`` and CSV is the header line alone (when ``columns`` are given);
-    a table prints nothing.
+    The columns are ``columns``, else the rows' own (``query.Rows`` knows them even when empty),
+    else the first row's keys. With no rows, JSON is ``[]``, CSV is the header line alone and a
+    table prints nothing.
     """
-    cols = list(columns) if columns is not None else (list(rows[0]) if rows else [])
+    if columns is not None:
+        cols = list(columns)
+    else:
+        cols = list(getattr(rows, "columns", None) or (rows[0] if rows else []))
     if fmt is Format.json:
         print(to_json([{c: r.get(c) for c in cols} for r in rows]))
     elif fmt is Format.csv:

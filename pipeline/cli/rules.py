@@ -42,6 +42,10 @@ def rule_command(
 ) -> None:
     """The wording of a rule that applies, its source, and the precedence chain that picked it.
 
+    --format csv: the governing wording as one row (rule_key, title, section, edition, game_mode,
+    on, source_id, locator, text; the precedence chain is in table and json); with --all, one row
+    per stored wording.
+
     Example: wh40k rule "Acts of Faith" --edition 10 --mode combat-patrol --on 2024-09-01
     """
     con = query.open_database(db)
@@ -105,9 +109,13 @@ def rule_diff_command(
 @app.command("detect-edition")
 def detect_edition_command(
     file: Path = typer.Argument(..., help="A rules text file (UTF-8)."),
-    fmt: Format = typer.Option(Format.table, "--format", "-f", help="table or json."),
+    fmt: Format = typer.Option(Format.table, "--format", "-f", help="table, json or csv."),
 ) -> None:
     """Detect the edition of a rules text from its wording, with the evidence.
+
+    --format csv: one row per piece of evidence (evidence_edition, marker, count, first_line,
+    excerpt), each with the verdict (file, edition, mixed, score_10, score_11); a text with no
+    evidence gives one row with the verdict alone.
 
     Example: wh40k detect-edition raw/wahapedia-11e-core-rules-astra-militarum-page.txt
     """
@@ -122,9 +130,15 @@ def detect_edition_command(
     found = detect_edition(text)
     evidence = [{"edition": e.edition, "marker": e.marker, "count": e.count, "first_line": e.first_line,
                  "excerpt": e.excerpt} for e in found.evidence]
-    if fmt is not Format.table:
+    if fmt is Format.json:
         print(to_json({"file": str(file), "edition": found.edition, "mixed": found.mixed,
                        "scores": found.scores, "evidence": evidence}))
+        return
+    if fmt is Format.csv:
+        verdict = {"file": str(file), "edition": found.edition, "mixed": found.mixed,
+                   "score_10": found.scores[10], "score_11": found.scores[11]}
+        flat = [{**verdict, "evidence_edition": e.pop("edition"), **e} for e in evidence] or [verdict]
+        render_rows(flat, fmt, columns=[*verdict, "evidence_edition", "marker", "count", "first_line", "excerpt"])
         return
     verdict = f"edition {found.edition}" if found.edition else "no edition detected"
     print(f"{file}: {verdict}" + (" (markers of both editions)" if found.mixed else "")
