@@ -8,6 +8,7 @@ JSON or CSV.
 from __future__ import annotations
 
 import difflib
+import re
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -79,17 +80,39 @@ def run_sql(con: duckdb.DuckDBPyConnection, statement: str) -> Rows:
         raise DatabaseError(f"SQL failed: {str(exc).splitlines()[0]}") from None
 
 
-def _suggest(name: str, candidates: list[str]) -> str:
+def _close(name: str, candidates: list[str], n: int = 5) -> list[str]:
+    """Up to ``n`` candidates close to ``name`` (ignoring case), else those containing it, else
+    those with a word close to it.
+
+    >>> _close("sororitas", ["adepta-sororitas", "Adepta Sororitas", "orks"])
+    ['adepta-sororitas', 'Adepta Sororitas']
+    >>> _close("flamr", ["Ministorum flamer", "Boltgun"])
+    ['Ministorum flamer']
+    """
     lowered = list(dict.fromkeys(c.lower() for c in candidates))
-    close = difflib.get_close_matches(name.lower(), lowered, n=5, cutoff=0.5)
-    by_lower = {c.lower(): c for c in candidates}
+    close = difflib.get_close_matches(name.lower(), lowered, n=n, cutoff=0.5)
     if not close:
-        close = [c for c in lowered if name.lower() in c][:5]
-    return ", ".join(by_lower[c] for c in close)
+        close = [c for c in lowered if name.lower() in c][:n]
+    if not close:
+        close = [c for c in lowered
+                 if difflib.get_close_matches(name.lower(), re.split(r"[\s-]+", c), n=1, cutoff=0.75)][:n]
+    originals: dict[str, list[str]] = {}
+    for c in candidates:
+        originals.setdefault(c.lower(), []).append(c)
+    return list(dict.fromkeys(o for c in close for o in originals[c]))
+
+
+def _suggest(name: str, candidates: list[str]) -> str:
+    """The close candidates as one comma-separated string ("" when none)."""
+    return ", ".join(dict.fromkeys(c for c in _close(name, candidates)))
 
 
 def list_units(con: duckdb.DuckDBPyConnection, name: str | None = None, faction: str | None = None) -> Rows:
-    """Datasheets with their faction, model count and source, ordered by name."""
+    """Datasheets with their faction, model count and source, ordered by name.
+
+    ``name`` matches part of the unit name, ignoring case; ``faction`` the faction id or name.
+    Nothing matching gives empty rows (not an error); ``units_filter_note`` says why.
+    """
     sql = """
         SELECT d.name, d.datasheet_id, d.faction_id, d.edition, d.game_mode,
                d.starting_strength, d.source_id
@@ -101,26 +124,52 @@ def list_units(con: duckdb.DuckDBPyConnection, name: str | None = None, faction:
     return _rows(con.execute(sql, [name, name, faction, faction, slug(faction) if faction else None]))
 
 
+def units_filter_note(con: duckdb.DuckDBPyConnection, name: str | None = None, faction: str | None = None) -> str:
+    """Why ``list_units`` found nothing for these filters, with close faction ids and unit names
+    (one line, for stderr)."""
+    why = []
+    if faction and not list_units(con, faction=faction):
+        factions = con.execute("SELECT faction_id, name FROM factions ORDER BY faction_id").fetchall()
+        by_text = {text: fid for fid, fname in factions for text in (fid, fname)}
+        close = list(dict.fromkeys(by_text[t] for t in _close(faction, list(by_text))))
+        names = dict(factions)
+        why.append(f"no faction {faction!r}; " + (
+            "did you mean: " + ", ".join(f"{fid} ({names[fid]})" for fid in close) + "?" if close
+            else "faction ids: " + ", ".join(fid for fid, _ in factions)))
+    if name and not list_units(con, name=name):
+        close = _suggest(name, [r[0] for r in con.execute("SELECT DISTINCT name FROM datasheets").fetchall()])
+        why.append(f"no unit name contains {name!r}" + (f"; did you mean: {close}?" if close else ""))
+    if not why:
+        why.append(f"no unit of faction {faction!r} has {name!r} in its name")
+    return "no unit matches: " + "; ".join(why)
+
+
 def find_datasheet(
     con: duckdb.DuckDBPyConnection, name: str, edition: int | None = None, mode: str | None = None
 ) -> tuple[dict[str, Any], Rows]:
     """The datasheet for a name or datasheet id, and the other matches (if several).
 
-    Matching ignores case and hyphen style. Several matches are ordered by: the requested
-    edition and game mode, then matched play before Combat Patrol, then the newest edition.
-    Raises ``NotFoundError`` with close names when nothing matches.
+    Matching ignores case and hyphen style; ``edition`` and ``mode`` narrow the matches. Several
+    matches are ordered by: matched play before Combat Patrol, then the newest edition.
+    Raises ``NotFoundError`` with close names when no unit has the name, or with the editions
+    and game modes it has when ``edition`` or ``mode`` excludes it.
     """
     rows = _rows(con.execute("SELECT * FROM datasheets"))
     wanted = slug(clean_line(name))
-    matches = [r for r in rows if r["datasheet_id"] == name or slug(r["name"]) == wanted]
-    if edition is not None:
-        matches = [r for r in matches if r["edition"] == edition]
-    if mode is not None:
-        matches = [r for r in matches if (r["game_mode"] or "matched") == mode]
+    named = [r for r in rows if r["datasheet_id"] == name or slug(r["name"]) == wanted]
+    matches = [r for r in named if (edition is None or r["edition"] == edition)
+               and (mode is None or (r["game_mode"] or "matched") == mode)]
+    if not matches and named:
+        found = sorted({(r["edition"] or 0, r["game_mode"] or "matched") for r in named})
+        raise NotFoundError(
+            f"no unit named {name!r}" + (f" in edition {edition}" if edition is not None else "")
+            + (f" for {mode} games" if mode is not None else "") + "; it is in: "
+            + ", ".join(f"edition {e} ({m})" for e, m in found) + "; change or drop --edition / --mode"
+        )
     if not matches:
         hint = _suggest(name, sorted({r["name"] for r in rows}))
         raise NotFoundError(
-            f"no unit named {name!r}" + (f" (with the filters given)" if edition or mode else "")
+            f"no unit named {name!r}"
             + (f"; did you mean: {hint}?" if hint else "; list units with `wh40k units`")
         )
     matches.sort(key=lambda r: (r["game_mode"] is not None, -(r["edition"] or 0), r["datasheet_id"]))
@@ -193,7 +242,8 @@ def weapons(
     """Weapon profiles with their abilities, filtered by weapon name, ability and datasheet.
 
     ``ability`` matches the canonical ability name (``DEVASTATING WOUNDS``, ``ANTI``) or the
-    printed form (``anti-infantry``), ignoring case.
+    printed form (``anti-infantry``), ignoring case. Nothing matching gives empty rows (not an
+    error); ``weapons_filter_note`` says why.
     """
     sql = """
         SELECT w.weapon_name, w.profile_name, d.name AS datasheet, w.datasheet_id,
@@ -220,19 +270,25 @@ def weapons(
     """
     ab = clean_line(ability) if ability else None
     params = [datasheet_id, datasheet_id, name, name, ab, ab, ab, ab]
-    rows = _rows(con.execute(sql, params))
-    if not rows and (name or ability):
-        known_names = [r[0] for r in con.execute("SELECT DISTINCT weapon_name FROM weapon_profiles").fetchall()]
-        known_abilities = [r[0] for r in con.execute("SELECT DISTINCT name FROM weapon_abilities").fetchall()]
-        hints = []
-        if name:
-            h = _suggest(name, known_names)
-            hints.append(f"weapons like {name!r}: {h}" if h else f"no weapon name contains {name!r}")
-        if ability:
-            h = _suggest(ability, known_abilities)
-            hints.append(f"abilities like {ability!r}: {h}" if h else f"known abilities: {', '.join(sorted(known_abilities))}")
-        raise NotFoundError("no weapon matches; " + "; ".join(hints))
-    return rows
+    return _rows(con.execute(sql, params))
+
+
+def weapons_filter_note(con: duckdb.DuckDBPyConnection, name: str | None = None, ability: str | None = None) -> str:
+    """Why ``weapons`` found nothing for these filters, with close weapon names and abilities
+    (one line, for stderr)."""
+    why = []
+    if name and not weapons(con, name=name):
+        known = [r[0] for r in con.execute("SELECT DISTINCT weapon_name FROM weapon_profiles").fetchall()]
+        close = _suggest(name, known)
+        why.append(f"no weapon name contains {name!r}" + (f"; did you mean: {close}?" if close else ""))
+    if ability and not weapons(con, ability=ability):
+        known = sorted(r[0] for r in con.execute("SELECT DISTINCT name FROM weapon_abilities").fetchall())
+        close = _suggest(ability, known)
+        why.append(f"no weapon has the ability {ability!r}; "
+                   + (f"did you mean: {close}?" if close else f"known abilities: {', '.join(known)}"))
+    if not why:
+        why.append(f"no weapon whose name contains {name!r} has the ability {ability!r}")
+    return "no weapon matches: " + "; ".join(why)
 
 
 def rule_keys_for(name: str) -> tuple[str, str]:

@@ -174,7 +174,9 @@ def test_cli_weapons_filter_by_ability(db):
     assert sorted(r["weapon_name"] for r in csv.DictReader(io.StringIO(out.stdout))) == [
         "Ministorum flamer", "Ministorum heavy flamer"]
     out = wh40k("weapons", "--db", str(db), "--ability", "devastating wound")
-    assert out.returncode == 1 and "DEVASTATING WOUNDS" in out.stderr
+    assert (out.returncode, out.stdout) == (0, "")
+    assert out.stderr == ("no weapon matches: no weapon has the ability 'devastating wound'; "
+                          "did you mean: DEVASTATING WOUNDS?\n")
 
 
 def test_cli_rule_by_name_and_edition(db):

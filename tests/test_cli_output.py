@@ -218,3 +218,43 @@ def test_rule_csv_is_one_row_of_the_governing_wording(db):
     assert out.returncode == 0, out.stderr
     (row,) = csv.DictReader(io.StringIO(out.stdout))
     assert (row["section"], row["edition"], row["source_id"]) == ("24.23", "11", "wahapedia-11e-rules-astra-militarum")
+
+
+# --- 5. nothing matching a filter is an empty list, not an error; a missing unit is an error --------
+
+@pytest.mark.parametrize("fmt, stdout", [
+    ("table", ""), ("json", "[]\n"),
+    ("csv", "name,datasheet_id,faction_id,edition,game_mode,starting_strength,source_id\n")])
+def test_units_filter_matching_nothing_suggests_faction_ids_and_exits_0(db, fmt, stdout):
+    out = wh40k("units", "--db", str(db), "--faction", "sororitas", "--format", fmt, columns=40)
+    assert (out.returncode, out.stdout) == (0, stdout)
+    assert out.stderr == "no unit matches: no faction 'sororitas'; did you mean: adepta-sororitas (Adepta Sororitas)?\n"
+
+
+def test_units_filters_that_match_alone_but_not_together(db):
+    out = wh40k("units", "--db", str(db), "--faction", "Adepta Sororitas", "--name", "Intercessor")
+    assert (out.returncode, out.stdout) == (0, "")
+    assert out.stderr == "no unit matches: no unit name contains 'Intercessor'\n"
+    out = wh40k("units", "--db", str(db), "--faction", "adepta-sororitas", "--name", "adalya", "--format", "csv")
+    assert [r["name"] for r in csv.DictReader(io.StringIO(out.stdout))] == ["Canoness Adalya"]
+
+
+@pytest.mark.parametrize("fmt, stdout", [
+    ("table", ""), ("json", "[]\n"),
+    ("csv", "weapon_name,profile_name,datasheet,range,A,skill,S,AP,D,abilities\n")])
+def test_weapons_filter_matching_nothing_exits_0_with_a_note(db, fmt, stdout):
+    out = wh40k("weapons", "--db", str(db), "--name", "zzzz", "--format", fmt)
+    assert (out.returncode, out.stdout, out.stderr) == (0, stdout, "no weapon matches: no weapon name contains 'zzzz'\n")
+    out = wh40k("weapons", "--db", str(db), "--name", "flamr", "--format", fmt)
+    assert out.stderr == ("no weapon matches: no weapon name contains 'flamr'; did you mean: "
+                          "Ministorum flamer, Ministorum heavy flamer?\n")
+
+
+def test_unit_that_matches_nothing_is_an_error_naming_what_exists(db):
+    out = wh40k("unit", "--db", str(db), "Canoness Adalya", "--edition", "11")
+    assert out.returncode == 1
+    assert out.stderr == ("Error: no unit named 'Canoness Adalya' in edition 11; it is in: edition 10 "
+                          "(combat-patrol); change or drop --edition / --mode\n")
+    out = wh40k("unit", "--db", str(db), "Canoness Adaly", "--format", "json")
+    assert (out.returncode, out.stdout) == (1, "")
+    assert out.stderr == "Error: no unit named 'Canoness Adaly'; did you mean: Canoness Adalya?\n"

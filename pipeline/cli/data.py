@@ -36,14 +36,18 @@ def units_command(
     db: Path = DbOption,
     fmt: Format = FormatOption,
 ) -> None:
-    """List units (datasheets).
+    """List units (datasheets), filtered by name and by faction.
+
+    Nothing matching the filters is not an error: the output is empty (no table, [] in JSON, the
+    header line in CSV), a note on stderr names close faction ids and unit names, and the exit
+    status is 0.
 
     Example: wh40k units --name sisters --format csv
     """
-    rows = query.list_units(query.open_database(db), name=name, faction=faction)
+    con = query.open_database(db)
+    rows = query.list_units(con, name=name, faction=faction)
     if not rows:
-        note("no unit matches" + (f" name {name!r}" if name else "") + (f" faction {faction!r}" if faction else "")
-             + "; list factions with `wh40k sql \"SELECT faction_id, name FROM factions\"`")
+        note(query.units_filter_note(con, name=name, faction=faction))
     render_rows(rows, fmt, title="Units")
 
 
@@ -56,6 +60,11 @@ def unit_command(
     fmt: Format = FormatOption,
 ) -> None:
     """Show one unit: model profiles, wargear, weapons with abilities, abilities, keywords.
+
+    Looks up one unit, so a name that matches none (or none in the --edition / --mode asked
+    for) is an error: `Error: ...` with close names (or the editions and modes it has), exit
+    status 1. (units and weapons, which list what matches their filters, give an empty list, a
+note and exit status 0 instead.)
 
     --format json: one object with the parts (datasheet, model_profiles, weapons, abilities,
     keywords, loadout, data_gaps). --format csv: one flat table, one row per item; its first
@@ -114,8 +123,15 @@ def weapons_command(
 ) -> None:
     """List weapon profiles, filtered by name and by ability.
 
+    Nothing matching the filters is not an error: the output is empty (no table, [] in JSON, the
+    header line in CSV), a note on stderr names close weapon names and abilities, and the exit
+    status is 0.
+
     Example: wh40k weapons --ability "devastating wounds"
     """
-    rows = query.weapons(query.open_database(db), name=name, ability=ability)
+    con = query.open_database(db)
+    rows = query.weapons(con, name=name, ability=ability)
+    if not rows:
+        note(query.weapons_filter_note(con, name=name, ability=ability))
     render_rows(rows, fmt, title="Weapons", columns=[
         "weapon_name", "profile_name", "datasheet", "range", "A", "skill", "S", "AP", "D", "abilities"])
