@@ -56,12 +56,13 @@ def run_sql(con: duckdb.DuckDBPyConnection, statement: str) -> Rows:
     """Run one or more read-only SQL statements; return the last one's rows.
 
     Raises ``DatabaseError`` for a statement that would write (INSERT, UPDATE, CREATE, ...),
-    naming it, and for a statement DuckDB rejects, with DuckDB's message.
+    naming it, and for a statement DuckDB rejects, with DuckDB's message on one line and, for
+    an unknown table or column, close names and how to list them.
     """
     try:
         statements = con.extract_statements(statement)
     except duckdb.Error as exc:
-        raise DatabaseError(f"SQL does not parse: {exc}") from None
+        raise DatabaseError(f"SQL does not parse: {_one_line(exc)}") from None
     if not statements:
         raise DatabaseError("no SQL statement given; example: wh40k sql \"SELECT name FROM datasheets\"")
     for i, st in enumerate(statements, start=1):
@@ -77,7 +78,41 @@ def run_sql(con: duckdb.DuckDBPyConnection, statement: str) -> Rows:
             cursor = con.execute(st.query)
         return _rows(cursor) if cursor is not None else []
     except duckdb.Error as exc:
-        raise DatabaseError(f"SQL failed: {str(exc).splitlines()[0]}") from None
+        raise DatabaseError(f"SQL failed: {_one_line(exc)}{_sql_hint(con, exc)}") from None
+
+
+def _one_line(exc: duckdb.Error) -> str:
+    """DuckDB's message on one line, with its suggestions and without the quoted query and caret.
+
+    >>> _one_line(duckdb.CatalogException(
+    ...     'Catalog Error: Table with name datasheet does not exist!\\nDid you mean "datasheets"?\\n\\n'
+    ...     'LINE 1: select * from datasheet\\n                      ^^^^^^^^^'))
+    'Catalog Error: Table with name datasheet does not exist! Did you mean "datasheets"?'
+    """
+    lines = [line.strip() for line in str(exc).splitlines()]
+    kept = [line for line in lines if line and not line.startswith("LINE ") and set(line) != {"^"}]
+    sentences = [line if line.endswith((".", "!", "?", ":")) or i == len(kept) - 1 else line + "."
+                 for i, line in enumerate(kept)]
+    return " ".join(sentences).replace("Candidate bindings: : ", "Candidate bindings: ")
+
+
+_MISSING_TABLE = re.compile(r'Table with name "?([^"\s]+?)"? does not exist')
+
+
+def _sql_hint(con: duckdb.DuckDBPyConnection, exc: duckdb.Error) -> str:
+    """Close table names for an unknown table (when DuckDB offers none) and where to list names."""
+    message = str(exc)
+    missing = _MISSING_TABLE.search(message)
+    if isinstance(exc, duckdb.CatalogException) and missing:
+        hint = ""
+        if "Did you mean" not in message:
+            tables = [r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()]
+            close = _suggest(missing.group(1).rsplit(".", 1)[-1], tables)
+            hint = f" Did you mean: {close}?" if close else ""
+        return hint + "; list the tables with `wh40k sql \"SHOW TABLES\"`"
+    if isinstance(exc, duckdb.BinderException) and "column" in message:
+        return "; list a table's columns with `wh40k sql \"DESCRIBE table_name\"`"
+    return ""
 
 
 def _close(name: str, candidates: list[str], n: int = 5) -> list[str]:

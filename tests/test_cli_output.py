@@ -258,3 +258,29 @@ def test_unit_that_matches_nothing_is_an_error_naming_what_exists(db):
     out = wh40k("unit", "--db", str(db), "Canoness Adaly", "--format", "json")
     assert (out.returncode, out.stdout) == (1, "")
     assert out.stderr == "Error: no unit named 'Canoness Adaly'; did you mean: Canoness Adalya?\n"
+
+
+# --- 6. SQL errors are one line with close names --------------------------------------------------------
+
+def test_sql_unknown_table_suggests_close_tables(db):
+    out = wh40k("sql", "--db", str(db), "SELECT * FROM datasheet")
+    assert (out.returncode, out.stdout) == (1, "")
+    assert out.stderr == ('Error: SQL failed: Catalog Error: Table with name datasheet does not exist! '
+                          'Did you mean "datasheets"?; list the tables with `wh40k sql "SHOW TABLES"`\n')
+    out = wh40k("sql", "--db", str(db), "SELECT * FROM nosuch")
+    assert out.returncode == 1 and len(out.stderr.splitlines()) == 1
+    assert out.stderr.startswith("Error: SQL failed: Catalog Error: Table with name nosuch does not exist! Did you mean")
+    # DuckDB offers no name here: the close ones are added
+    out = wh40k("sql", "--db", str(db), "SELECT * FROM nosuch.weapon_profile")
+    assert out.returncode == 1 and len(out.stderr.splitlines()) == 1
+    assert "Did you mean: weapon_profiles," in out.stderr
+
+
+def test_sql_unknown_column_and_syntax_error_are_one_line(db):
+    out = wh40k("sql", "--db", str(db), "SELECT nme FROM datasheets")
+    assert out.returncode == 1
+    assert out.stderr.startswith('Error: SQL failed: Binder Error: Referenced column "nme" not found in FROM '
+                                 'clause! Candidate bindings: "name"')
+    assert out.stderr.endswith('; list a table\'s columns with `wh40k sql "DESCRIBE table_name"`\n')
+    out = wh40k("sql", "--db", str(db), "SELECT 1 +")
+    assert (out.returncode, out.stderr) == (1, 'Error: SQL does not parse: Parser Error: syntax error at or near "+"\n')
