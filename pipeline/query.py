@@ -14,10 +14,12 @@ from typing import Any, Iterable
 
 import duckdb
 
-from pipeline.errors import DatabaseError, NotFoundError
+from pipeline.errors import DatabaseError, InputError, NotFoundError
 from pipeline.normalise.text import clean_line, slug
 
 DEFAULT_DB = Path("db") / "wh40k.duckdb"
+#: The raw folder (manifest.toml and snapshots) of ``wh40k fetch`` and ``wh40k build``.
+DEFAULT_RAW = Path("raw")
 
 #: Statement types ``sql`` accepts; anything else would write and is refused.
 _READ_ONLY_STATEMENTS = {"SELECT", "EXPLAIN", "PRAGMA"}
@@ -324,6 +326,54 @@ def weapons_filter_note(con: duckdb.DuckDBPyConnection, name: str | None = None,
     if not why:
         why.append(f"no weapon whose name contains {name!r} has the ability {ability!r}")
     return "no weapon matches: " + "; ".join(why)
+
+
+def known_editions(con: duckdb.DuckDBPyConnection) -> list[int]:
+    """The editions of the database's sources, ascending (``[10, 11]``)."""
+    return [r[0] for r in con.execute(
+        "SELECT DISTINCT edition FROM sources WHERE edition IS NOT NULL ORDER BY edition").fetchall()]
+
+
+def check_edition(con: duckdb.DuckDBPyConnection, edition: int | None, option: str = "--edition") -> None:
+    """Raise ``InputError`` naming the known editions when ``edition`` is not one of them."""
+    known = known_editions(con)
+    if edition is not None and edition not in known:
+        raise InputError(f"{option} {edition}: no such edition; the known editions are "
+                         + ", ".join(str(e) for e in known))
+
+
+def unbuilt_fetch_sources(
+    con: duckdb.DuckDBPyConnection, edition: int, raw_dir: Path = DEFAULT_RAW
+) -> tuple[list[str], list[str]]:
+    """The fetch-only sources of ``edition`` listed in ``raw_dir``'s manifest that are not in
+    the database's ``sources`` table, as (not fetched into ``raw_dir``, fetched but not built).
+    Both are empty when ``raw_dir`` has no readable manifest."""
+    from pipeline.errors import ManifestError
+    from pipeline.extract import is_present
+    from pipeline.manifest import read_manifest
+
+    try:
+        listed = read_manifest(raw_dir)
+    except (ManifestError, OSError):
+        return [], []
+    built = {r[0] for r in con.execute("SELECT source_id FROM sources").fetchall()}
+    missing = [s for s in listed if s.fetch_only and s.edition == edition and s.source_id not in built]
+    return ([s.source_id for s in missing if not is_present(raw_dir, s)],
+            [s.source_id for s in missing if is_present(raw_dir, s)])
+
+
+def fetch_hint(con: duckdb.DuckDBPyConnection, edition: int, raw_dir: Path = DEFAULT_RAW) -> str:
+    """How to bring the fetch-only sources of ``edition`` the database lacks ("" when it has them
+    all): ``wh40k fetch`` for those not in ``raw_dir``, a rebuild for those fetched."""
+    unfetched, unbuilt = unbuilt_fetch_sources(con, edition, raw_dir)
+    hints = []
+    if unfetched:
+        hints.append(f"this database lacks the fetch-only sources of edition {edition} "
+                     f"{', '.join(unfetched)}: `wh40k fetch` then `make build-db` bring them")
+    if unbuilt:
+        hints.append(f"{', '.join(unbuilt)} {'is' if len(unbuilt) == 1 else 'are'} fetched into {raw_dir} "
+                     "but not in this database: rebuild it with `make build-db`")
+    return "; ".join(hints)
 
 
 def rule_keys_for(name: str) -> tuple[str, str]:

@@ -17,7 +17,7 @@ import duckdb
 from pipeline.aliases import PartOf, part_of, rule_key_from_name
 from pipeline.errors import NotFoundError
 from pipeline.precedence import kind_ranks
-from pipeline.query import _rows, rule_keys_for, rule_texts
+from pipeline.query import _rows, fetch_hint, rule_keys_for, rule_texts
 
 Mode = Literal["matched", "combat-patrol"]
 
@@ -132,13 +132,17 @@ def governing_text(
             candidates.append(r)
     if not candidates:
         editions = sorted({r["edition"] for r in rows if r["edition"]})
-        detail = "; ".join(f"{s.source_id}: {s.verdict}" for s in chain) or f"stored editions: {editions}"
+        detail = "; ".join(f"{s.source_id}: {s.verdict}" for s in chain) or (
+            f"its wordings are in edition {' and '.join(str(e) for e in editions)}")
         hints = []
         other_modes = {r["game_mode"] for r in rows if r["edition"] == edition and r["game_mode"] not in (None, mode)}
         if other_modes:
             hints.append(f"try --mode {sorted(other_modes)[0]}")
-        if not chain:
-            hints.append("`wh40k fetch` brings the BattleScribe core rules of both editions")
+        elif not chain:
+            hints.append(f"try --edition {editions[-1]}")
+        fetch = fetch_hint(con, edition)  # only when a fetch-only source of the edition is not in the database
+        if fetch:
+            hints.append(fetch)
         asked_as = repr(asked) if part is None else f"{asked!r} (part of {part.rule_name} in edition {edition})"
         raise NotFoundError(
             f"no wording of {asked_as} applies in edition {edition}, {mode} games"

@@ -284,3 +284,54 @@ def test_sql_unknown_column_and_syntax_error_are_one_line(db):
     assert out.stderr.endswith('; list a table\'s columns with `wh40k sql "DESCRIBE table_name"`\n')
     out = wh40k("sql", "--db", str(db), "SELECT 1 +")
     assert (out.returncode, out.stderr) == (1, 'Error: SQL does not parse: Parser Error: syntax error at or near "+"\n')
+
+
+# --- 7. editions: unknown ones are rejected; the fetch hint only for a fetch-only source not built ------
+
+@pytest.mark.parametrize("args, error", [
+    (("rule", "Lethal Hits", "--edition", "12"), "Error: --edition 12: no such edition; the known editions are 10, 11"),
+    (("rule", "Lethal Hits", "--all", "--edition", "9"), "Error: --edition 9: no such edition; the known editions are 10, 11"),
+    (("rule-diff", "Lethal Hits", "--to", "12"), "Error: --to 12: no such edition; the known editions are 10, 11"),
+    (("unit", "Canoness Adalya", "--edition", "12"), "Error: --edition 12: no such edition; the known editions are 10, 11"),
+])
+def test_unknown_edition_is_rejected_with_the_known_ones(db, args, error):
+    out = wh40k(*args, "--db", str(db))
+    assert (out.returncode, out.stdout, out.stderr) == (1, "", error + "\n")
+
+
+def test_rule_missing_from_the_seed_database_names_the_fetch_only_sources_it_lacks(db):
+    # raw/ beside the checkout has not been fetched (the tests build from the seed snapshots alone)
+    out = wh40k("rule", "Hit Roll", "--edition", "10", "--db", str(db))
+    assert out.returncode == 1
+    assert out.stderr == (
+        "Error: no wording of 'Hit Roll' applies in edition 10, matched games "
+        "(wahapedia-10e-cp-sanctuary-guardians: excluded: for combat-patrol games only); try --mode combat-patrol; "
+        "this database lacks the fetch-only sources of edition 10 bsdata-10e-gamesystem, "
+        "wahapedia-10e-page-termagants, wahapedia-10e-page-cadian-shock-troops, "
+        "wahapedia-10e-page-intercessor-squad, wahapedia-10e-export: `wh40k fetch` then `make build-db` bring them\n")
+
+
+def test_fetch_hint_only_for_fetch_only_sources_not_in_the_database(tmp_path):
+    from pipeline.manifest import read_manifest
+    from pipeline.query import fetch_hint
+
+    raw = tmp_path / "raw"
+    shutil.copytree(RAW, raw)
+    fetch_only = [s.source_id for s in read_manifest(raw) if s.fetch_only and s.edition == 10]
+    con = duckdb.connect()
+    con.execute("CREATE TABLE sources (source_id VARCHAR)")
+    # every fetch-only source is in the database: no hint (fetching again would not help)
+    con.executemany("INSERT INTO sources VALUES (?)", [[sid] for sid in fetch_only])
+    assert fetch_hint(con, 10, raw) == ""
+    # the BattleScribe core rules fetched into raw/ but not built: rebuild, not fetch
+    con.execute("DELETE FROM sources WHERE source_id = 'bsdata-10e-gamesystem'")
+    (raw / "bsdata-10e").mkdir()
+    (raw / "bsdata-10e" / "Warhammer 40,000.gst").write_text("<gameSystem/>", encoding="utf-8")
+    assert fetch_hint(con, 10, raw) == (
+        "bsdata-10e-gamesystem is fetched into " + str(raw) + " but not in this database: rebuild it with `make build-db`")
+    # not fetched at all: fetch
+    con.execute("DELETE FROM sources WHERE source_id = 'wahapedia-10e-export'")
+    assert fetch_hint(con, 10, raw).startswith(
+        "this database lacks the fetch-only sources of edition 10 wahapedia-10e-export: `wh40k fetch` then")
+    # no manifest where the hint looks (another working directory): no hint rather than a wrong one
+    assert fetch_hint(con, 10, tmp_path / "elsewhere") == ""

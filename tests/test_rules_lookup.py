@@ -202,6 +202,24 @@ def test_cli_rule_json_gives_text_source_and_chain(db):
     assert out.returncode == 1 and "YYYY-MM-DD" in out.stderr
 
 
+def test_cli_after_fetching_the_core_rules_does_not_ask_to_fetch_them(db):
+    # the database has both BattleScribe game systems: an unknown edition is rejected, not blamed on fetch
+    out = wh40k("rule", "Lethal Hits", "--edition", "12", "--db", str(db))
+    assert (out.returncode, out.stderr) == (1, "Error: --edition 12: no such edition; the known editions are 10, 11\n")
+    # a rule the 10th edition has for Combat Patrol only: the hint names only the sources still
+    # missing from this database (raw/ beside the checkout holds the seeds alone), not the core rules
+    out = wh40k("rule", "Hit Roll", "--edition", "10", "--db", str(db))
+    assert out.returncode == 1
+    assert "bsdata-10e-gamesystem" not in out.stderr and "BattleScribe" not in out.stderr
+    assert out.stderr.endswith(
+        "this database lacks the fetch-only sources of edition 10 wahapedia-10e-page-termagants, "
+        "wahapedia-10e-page-cadian-shock-troops, wahapedia-10e-page-intercessor-squad, wahapedia-10e-export: "
+        "`wh40k fetch` then `make build-db` bring them\n")
+    # every fetch-only source of the 11th edition is in the database: no hint to fetch
+    out = wh40k("rule", "Attached Units", "--edition", "11", "--db", str(db))
+    assert "fetch" not in out.stderr
+
+
 @pytest.mark.parametrize(
     "text, edition, mixed",
     [

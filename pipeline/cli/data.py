@@ -76,6 +76,7 @@ note and exit status 0 instead.)
     Example: wh40k unit "Battle Sisters Squad" --format csv
     """
     con = query.open_database(db)
+    query.check_edition(con, edition)
     sheet, others = query.find_datasheet(con, name, edition=edition, mode=mode.value if mode else None)
     if others:
         note("also matching: " + ", ".join(o["datasheet_id"] for o in others) + " (pass the datasheet id to choose)")

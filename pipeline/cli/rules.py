@@ -33,7 +33,8 @@ def _date(text: Optional[str]) -> Optional[dt.date]:
 @app.command("rule")
 def rule_command(
     name: str = typer.Argument(..., help="Rule name, alias (Hazardous test) or section number (24.23)."),
-    edition: Optional[int] = typer.Option(None, "--edition", help="10 or 11 (default: the newest with the rule)."),
+    edition: Optional[int] = typer.Option(
+        None, "--edition", help="10 or 11, the editions of the database (default: the newest with the rule)."),
     mode: ModeChoice = typer.Option(ModeChoice.matched, "--mode", help="matched or combat-patrol."),
     on: Optional[str] = typer.Option(None, "--on", help="Date the game is played, YYYY-MM-DD."),
     all_: bool = typer.Option(False, "--all", help="List every stored wording instead."),
@@ -49,6 +50,7 @@ def rule_command(
     Example: wh40k rule "Acts of Faith" --edition 10 --mode combat-patrol --on 2024-09-01
     """
     con = query.open_database(db)
+    query.check_edition(con, edition)
     if all_:
         rows = query.rule_texts(con, name, edition=edition)
         if fmt is Format.table:
@@ -93,7 +95,10 @@ def rule_diff_command(
 
     Example: wh40k rule-diff "Lethal Hits" --from 10 --to 11
     """
-    diff = rule_diff(query.open_database(db), name, from_edition, to_edition, mode.value, _date(on))
+    con = query.open_database(db)
+    query.check_edition(con, from_edition, "--from")
+    query.check_edition(con, to_edition, "--to")
+    diff = rule_diff(con, name, from_edition, to_edition, mode.value, _date(on))
     if fmt is DiffFormat.json:
         print(to_json(diff.as_dict()))
         return
