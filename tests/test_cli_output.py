@@ -211,6 +211,8 @@ def test_empty_sql_result_keeps_its_header_in_csv_and_is_empty_in_json(db):
     assert (out.returncode, out.stdout) == (0, "name,faction_id\n")
     out = wh40k("sql", "--db", str(db), "--format", "json", "SELECT name FROM datasheets WHERE false")
     assert (out.returncode, json.loads(out.stdout)) == (0, [])
+    out = wh40k("sql", "--db", str(db), "SELECT name FROM datasheets WHERE false")
+    assert (out.returncode, out.stdout, out.stderr) == (0, "", "no rows\n")
 
 
 def test_rule_csv_is_one_row_of_the_governing_wording(db):

@@ -26,6 +26,8 @@ def sql_command(
     Example: wh40k sql "SELECT name, starting_strength FROM datasheets ORDER BY name"
     """
     rows = query.run_sql(query.open_database(db), statement)
+    if not rows and fmt is Format.table:
+        note("no rows")
     render_rows(rows, fmt)
 
 
