@@ -104,3 +104,11 @@ def test_cli_attack_edition_11_explain(db):
     keys = [e["rule_key"] for e in data["explain"]]
     assert "benefit-of-cover" in keys and "hit-roll" in keys
     assert data["hits"]["mean"] == pytest.approx(3.5, abs=1e-12)
+
+
+def test_cli_attack_help_says_how_optional_weapons_are_counted():
+    out = wh40k("attack", "--help")
+    assert out.returncode == 0
+    text = " ".join(out.stdout.replace("│", " ").split())
+    assert "an optional weapon (not in the loadout) by 1 model" in text
+    assert "'2 heavy bolters'" in text

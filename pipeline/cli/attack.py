@@ -41,7 +41,8 @@ class AttackFormat(str, Enum):
 
 
 def outcome_as_dict(outcome: AttackOutcome) -> dict:
-    """JSON-ready: inputs, each stage's mean and pmf, P(target destroyed)."""
+    """JSON-ready: inputs, each stage's mean and pmf, P(target destroyed). A weapon's ``models``
+    is how many of it are fired (models times the number each carries)."""
     data = outcome.result.to_dict()
     data["attacker"] = outcome.attacker
     data["weapons"] = [
@@ -124,8 +125,13 @@ def attack_command(
         "Target: a unit name, a standard profile (GEQ, MEQ, TEQ, VEHICLE, MONSTER) or an inline "
         "profile such as \"T4 Sv3+ W2 x10 inv4+ fnp5+ INFANTRY\".")),
     weapon: List[str] = typer.Option([], "--weapon", "-w", help=(
-        "Weapon to use (repeatable), e.g. 'boltgun' or 'plasma pistol (supercharge)'; default: the loadout.")),
-    models: Optional[int] = typer.Option(None, "--models", help="Models in the attacking unit (default: its smallest size)."),
+        "Weapon to use (repeatable), e.g. 'boltgun', 'plasma pistol (supercharge)' or, with how many "
+        "are fired, '2 heavy bolters'. Default: the loadout (an error when it has no weapon for the "
+        "phase). Without a number or --models, a weapon of the loadout is fired as often as the "
+        "loadout has it, and an optional weapon (not in the loadout) by 1 model, said in a note.")),
+    models: Optional[int] = typer.Option(None, "--models", help=(
+        "Models in the attacking unit (default: its smallest size); with --weapon, how many models "
+        "fire each named weapon.")),
     target_models: Optional[int] = typer.Option(None, "--target-models", help="Models in the target unit."),
     phase: PhaseChoice = typer.Option(PhaseChoice.shooting, "--phase", help="shooting (ranged) or fight (melee)."),
     half_range: bool = typer.Option(False, "--half-range", help="Within half range (Rapid Fire, Melta)."),
@@ -148,6 +154,8 @@ def attack_command(
     """Exact distributions of hits, wounds, damage and models destroyed (10th or 11th edition).
 
     Example: wh40k attack "Battle Sisters Squad" --target MEQ --half-range --edition 11 --explain
+
+    Optional weapons: wh40k attack Servitors --weapon "2 heavy bolters" --target MEQ
     """
     from pipeline.engine.profiles import Context
     from pipeline.engine.service import AttackRequest, attack

@@ -1,15 +1,17 @@
 """Engine inputs from the database: an attacking datasheet's weapons, a target datasheet.
 
 The attacker's default weapons are its loadout for the phase: each ``wargear_loadouts`` line
-says how many models carry which weapons; a model with Pistols and other ranged weapons fires
-the other ranged weapons (Pistol, 10th edition). Without loadout lines, every profile of the
-phase is fired by every model.
+says how many models carry which weapons ("2 shuriken cannons" is two per model); a model with
+Pistols and other ranged weapons fires the other ranged weapons (Pistol, 10th edition). A unit
+whose loadout has no weapon of the phase fires nothing by default: the caller names the weapons.
 """
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections import Counter
+from dataclasses import dataclass
 from typing import Literal, Sequence
 
 import duckdb
@@ -94,27 +96,201 @@ def _line_models(models_text: str, model_count: int | None, unit_size: int, type
     return types.get(slug(who).rstrip("s"), unit_size)
 
 
-def _loadout_counts(con: duckdb.DuckDBPyConnection, datasheet: dict, weapon_names: set[str], phase: Phase,
-                    unit_size: int) -> Counter:
-    """How many models carry each weapon name, from the loadout lines (empty if none)."""
-    counts: Counter[str] = Counter()
-    by_slug = {slug(n): n for n in weapon_names}
-    lines = _rows(con.execute(
-        "SELECT models, model_count, equipment FROM wargear_loadouts WHERE datasheet_id = ? ORDER BY line",
-        [datasheet["datasheet_id"]]))
-    pistols = {r["weapon_name"] for r in _rows(con.execute(
+#: Number words a loadout item may start with ("two shuriken cannons").
+_NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+                 "nine": 9, "ten": 10, "eleven": 11, "twelve": 12}
+_COUNTED_ITEM = re.compile(
+    r"(?i)\s*(?:(\d+)\s*[x×]\s+|(\d+|" + "|".join(_NUMBER_WORDS) + r")\s+)(\S.*?)\s*")
+#: Cyrillic letters that look like Latin ones, found inside weapon names of the export
+#: ("Сombi-bolter" with a Cyrillic С); matched as the Latin letter.
+_CONFUSABLES = str.maketrans("АВСЕНКМОРТХаеорсух", "ABCEHKMOPTXaeopcyx")
+#: Loadout items that name no equipment.
+_NOTHING = {"nothing", "none", "-"}
+
+
+def loadout_item(text: str) -> tuple[int, str]:
+    """The count and the weapon name of one loadout item (the count is 1 when none is printed).
+
+    >>> loadout_item("2 godhammer lascannons")
+    (2, 'godhammer lascannons')
+    >>> loadout_item("two shuriken cannons")
+    (2, 'shuriken cannons')
+    >>> loadout_item("3x heavy bolters")
+    (3, 'heavy bolters')
+    >>> loadout_item(" tentaclids ")
+    (1, 'tentaclids')
+    """
+    m = _COUNTED_ITEM.fullmatch(text)
+    if not m:
+        return 1, text.strip()
+    raw = m.group(1) or m.group(2)
+    return (int(raw) if raw.isdigit() else _NUMBER_WORDS[raw.lower()]), m.group(3)
+
+
+def _name_keys(name: str) -> tuple[str, ...]:
+    """The keys under which a printed name may match a weapon profile name: as printed, then
+    singular forms of its last word, then its plural (a loadout says "2 lascannons" of the
+    profile "Lascannon", or "2 Godhammer lascannon" of the profile "Godhammer lascannons").
+
+    >>> _name_keys("godhammer lascannons")
+    ('godhammer-lascannons', 'godhammer-lascannon')
+    >>> _name_keys("stinger salvoes")
+    ('stinger-salvoes', 'stinger-salvoe', 'stinger-salvo')
+    >>> _name_keys("Hornet pulse laser")
+    ('hornet-pulse-laser', 'hornet-pulse-lasers')
+    >>> _name_keys("Сombi-bolters")[1]  # a Cyrillic С reads as C
+    'combi-bolter'
+    """
+    key = slug(name.translate(_CONFUSABLES))
+    keys = [key]
+    if key.endswith("ies"):
+        keys.append(key[:-3] + "y")
+    if key.endswith("s"):
+        keys.append(key[:-1])
+        if key.endswith("es"):
+            keys.append(key[:-2])
+    else:
+        keys.append(key + "s")
+    return tuple(dict.fromkeys(keys))
+
+
+def _weapon_key(name: str) -> str:
+    return slug(name.translate(_CONFUSABLES))
+
+
+def match_weapon(name: str, weapon_names: Sequence[str] | set[str]) -> str | None:
+    """The weapon profile name that a printed name (a loadout item or ``--weapon``) means, or
+    None: equal as printed (case, apostrophes and punctuation aside), else in the singular or
+    the plural.
+
+    >>> match_weapon("lascannons", ["Lascannon", "Twin lascannon"])
+    'Lascannon'
+    >>> match_weapon("twin power fist", ["Twin power fists"])
+    'Twin power fists'
+    >>> match_weapon("combi-weapon", ["Combi-bolter"]) is None
+    True
+    """
+    by_key = {_weapon_key(n): n for n in weapon_names}
+    return next((by_key[k] for k in _name_keys(name) if k in by_key), None)
+
+
+@dataclass(frozen=True)
+class Loadout:
+    """A datasheet's default weapons in one phase, read from its loadout lines.
+
+    ``fired``: weapon name -> how many of it the unit fires (the models of each line times the
+    count of the item, "2 shuriken cannons" -> 2 per model), in the order of the weapon names;
+    ``per_model``: weapon name -> how many one model carries (the largest count over the lines);
+    ``unmatched``: items naming neither a weapon profile of the datasheet (either phase) nor one
+    of its abilities (wargear such as a storm shield): a weapon whose profile row is missing or
+    was rejected at build, or a name the source misspelt (left out when the closest profile
+    name is a weapon of the other phase only); ``withheld``: (Pistol, unmatched item)
+    for Pistols not fired in the shooting phase because their bearer also carries an unmatched
+    item, which may be the ranged weapon it fires instead (Pistol, 10th edition); ``items``:
+    every line as printed, ``"<models>: <equipment>"``, for messages.
+    """
+
+    fired: dict[str, int]
+    per_model: dict[str, int]
+    unmatched: tuple[str, ...]
+    items: tuple[str, ...]
+    withheld: tuple[tuple[str, str], ...] = ()
+
+
+def read_loadout(con: duckdb.DuckDBPyConnection, datasheet: dict, phase: Phase, unit_size: int) -> Loadout:
+    """The default weapons of ``datasheet`` in ``phase`` at ``unit_size`` models (``Loadout``).
+
+    Each ``wargear_loadouts`` line counts its models (``_line_models``); each item its weapons
+    (``loadout_item``), matched to a profile by ``match_weapon``. In the shooting phase a model
+    with Pistols and other ranged weapons fires the other ranged weapons (Pistol, 10th edition);
+    an item that matches no profile counts as such another weapon, so a Pistol is never fired in
+    place of a weapon whose profile is missing (``Loadout.withheld``).
+    """
+    ds_id = datasheet["datasheet_id"]
+    is_melee = phase == "fight"
+    kinds: dict[str, set[bool]] = {}
+    for name, melee in con.execute(
+        "SELECT DISTINCT weapon_name, is_melee FROM weapon_profiles WHERE datasheet_id = ? ORDER BY weapon_name",
+        [ds_id]).fetchall():
+        kinds.setdefault(name, set()).add(melee)
+    abilities = {_weapon_key(n) for (n,) in con.execute(
+        "SELECT DISTINCT name FROM abilities WHERE datasheet_id = ?", [ds_id]).fetchall()}
+    pistols = {n for (n,) in con.execute(
         "SELECT DISTINCT weapon_name FROM weapon_abilities WHERE datasheet_id = ? AND name = 'PISTOL'",
-        [datasheet["datasheet_id"]]))}
-    types = _model_type_counts(con, datasheet["datasheet_id"])
-    for line in lines:
+        [ds_id]).fetchall()}
+    types = _model_type_counts(con, ds_id)
+    fired: Counter[str] = Counter()
+    per_model: dict[str, int] = {}
+    unmatched: list[str] = []
+    withheld: list[tuple[str, str]] = []
+    items: list[str] = []
+    for line in _rows(con.execute(
+        "SELECT models, model_count, equipment FROM wargear_loadouts WHERE datasheet_id = ? ORDER BY line", [ds_id]
+    )):
         n = _line_models(line["models"], line["model_count"], unit_size, types)
-        carried = [by_slug[slug(item)] for item in re.split(r"[;,]", line["equipment"]) if slug(item) in by_slug]
+        items.append(f"{line['models']}: {line['equipment']}")
+        carried: dict[str, int] = {}
+        line_unmatched: list[str] = []
+        for item in re.split(r"[;,]", line["equipment"]):
+            if not item.strip() or item.strip().lower() in _NOTHING:
+                continue
+            count, name = loadout_item(item)
+            weapon = match_weapon(name, kinds)
+            if weapon is None:
+                if not any(k in abilities for k in _name_keys(name)) and is_melee in _closest_kinds(name, kinds):
+                    line_unmatched.append(item.strip())
+                continue
+            if is_melee in kinds[weapon]:
+                carried[weapon] = carried.get(weapon, 0) + count
+        unmatched += line_unmatched
         if phase == "shooting":
-            non_pistols = [w for w in carried if w not in pistols]
-            carried = non_pistols or carried
-        for weapon in dict.fromkeys(carried):
-            counts[weapon] += n
-    return counts
+            if line_unmatched and carried and all(w in pistols for w in carried):
+                withheld += [(w, line_unmatched[0]) for w in carried]
+                carried = {}
+            elif any(w not in pistols for w in carried):
+                carried = {w: c for w, c in carried.items() if w not in pistols}
+        for weapon, count in carried.items():
+            fired[weapon] += n * count
+            per_model[weapon] = max(per_model.get(weapon, 0), count)
+    order = list(kinds)
+    return Loadout(
+        fired={w: fired[w] for w in sorted(fired, key=order.index) if fired[w] > 0},
+        per_model=per_model, unmatched=tuple(dict.fromkeys(unmatched)), items=tuple(items),
+        withheld=tuple(dict.fromkeys(withheld)),
+    )
+
+
+def _closest_kinds(name: str, kinds: dict[str, set[bool]]) -> set[bool]:
+    """``is_melee`` values of the weapon profile whose name is closest to an unmatched ``name``
+    ({True} for "crushing teeth and jaws" next to "Crushing teeth and claws"); both when none is
+    close."""
+    by_key = {_weapon_key(n): n for n in kinds}
+    close = difflib.get_close_matches(_weapon_key(name), list(by_key), n=1, cutoff=0.6)
+    return kinds[by_key[close[0]]] if close else {False, True}
+
+
+def _unmatched_note(con: duckdb.DuckDBPyConnection, datasheet: dict, item: str, weapon_names: Sequence[str]) -> str:
+    """Says that loadout item ``item`` fires nothing, with close weapon names and the rejected rows
+    of the datasheet's source that name it (a weapon profile rejected at build)."""
+    _, name = loadout_item(item)
+    text = (f"{datasheet['name']}: loadout item {item!r} matches no weapon profile of the datasheet, "
+            "so it is not fired")
+    hint = _suggest(name, list(weapon_names))
+    if hint:
+        text += f" (close names: {hint}; choose one with --weapon)"
+    keys = _name_keys(name)
+    ext = datasheet.get("external_id")
+    for r in _rows(con.execute(
+        "SELECT table_name, locator, reason, raw_text FROM rejects WHERE source_id = ? "
+        "AND (lower(table_name) LIKE '%weapon%' OR lower(table_name) LIKE '%wargear%') ORDER BY locator",
+        [datasheet["source_id"]]
+    )):
+        if ext and not r["raw_text"].startswith(ext + "|"):
+            continue
+        if any(f"-{k}-" in f"-{_weapon_key(r['raw_text'])}-" for k in keys):
+            text += f"; its profile row was rejected at build ({r['locator']}: {r['reason']})"
+            break
+    return text
 
 
 def _uniform_loadout(con: duckdb.DuckDBPyConnection, datasheet_id: str) -> bool:
@@ -131,6 +307,24 @@ def _split_choice(name: str) -> tuple[str, str | None]:
     return name.strip(), None
 
 
+def _no_default_weapons(datasheet: dict, kind: str, loadout: Loadout, weapon_names: Sequence[str]) -> InputError:
+    """The error for a unit whose loadout fires no weapon of the phase (never every profile)."""
+    if loadout.items:
+        why = f"its loadout ({'; '.join(loadout.items)}) has no {kind} weapon it fires"
+        if loadout.unmatched:
+            why += "; items with no weapon profile: " + ", ".join(repr(i) for i in loadout.unmatched)
+        if loadout.withheld:
+            why += "; Pistols not fired in place of such an item: " + ", ".join(dict.fromkeys(
+                w for w, _ in loadout.withheld))
+    else:
+        why = "the database has no loadout for it"
+    return InputError(
+        f"{datasheet['name']} fires no {kind} weapon by default: {why}; choose the weapons with --weapon, "
+        f"the number fired first when not every model has it (--weapon \"2 {weapon_names[0].lower()}\"), "
+        f"or with --models N; its {kind} weapons: {', '.join(weapon_names)}"
+    )
+
+
 def attacker_weapons(
     con: duckdb.DuckDBPyConnection,
     datasheet: dict,
@@ -139,16 +333,22 @@ def attacker_weapons(
     models: int | None = None,
     notes: list[str] | None = None,
 ) -> list[Weapon]:
-    """The weapons a datasheet fires in a phase, each with the number of models firing it.
+    """The weapons a datasheet fires in a phase; ``Weapon.models`` is how many of each are fired
+    (models times the weapons each carries).
 
-    Without ``weapon_names`` the unit fires its loadout (``wargear_loadouts``) at its smallest
-    size (``model_count``); each line counts its models (``_line_models``). ``models`` sets the
-    unit's size only when every loadout line is about every model; otherwise it needs
-    ``weapon_names``. ``weapon_names`` picks weapons by name (case-insensitive); a weapon with
-    several profiles fires one of them, the first unless named as ``"Plasma pistol (supercharge)"``;
-    each named weapon is fired by ``models`` models, else by the models of the loadout that carry
-    it, else by the unit's size.
-    Notes about choices made go to ``notes``.
+    Without ``weapon_names`` the unit fires its loadout for the phase (``read_loadout``) at its
+    smallest size (``model_count``); "2 shuriken cannons" on every model fires 2 per model.
+    ``models`` sets the unit's size only when every loadout line is about every model; otherwise
+    it needs ``weapon_names``. A loadout with no weapon of the phase is an ``InputError`` asking
+    for ``--weapon`` (the unit never fires every profile it has by default); loadout items that
+    match no weapon profile are named in ``notes``.
+
+    ``weapon_names`` picks weapons by name (case-insensitive, singular or plural), each with an
+    optional count first (``"2 heavy bolters"``: that many are fired) and an optional profile
+    (``"Plasma pistol (supercharge)"``; else the first profile is fired, with a note). Without a
+    count, a named weapon is fired by ``models`` models (times the number one model carries in
+    the loadout), else as often as the loadout fires it, else (an optional weapon, not in the
+    loadout) by 1 model, said in ``notes``.
     Raises ``NotFoundError`` (with close names) for a weapon or profile the datasheet does not
     have, and ``InputError`` when the datasheet has no weapon for the phase.
     """
@@ -180,14 +380,25 @@ def attacker_weapons(
         notes.append(f"{datasheet['name']}: {how}")
     elif how != "printed model count":
         notes.append(f"{datasheet['name']}: {unit_size} models ({how})")
-    chosen: list[dict] = []
+    loadout = read_loadout(con, datasheet, phase, unit_size)
+    all_weapons = [n for (n,) in con.execute(
+        "SELECT DISTINCT weapon_name FROM weapon_profiles WHERE datasheet_id = ? ORDER BY 1",
+        [datasheet["datasheet_id"]]).fetchall()]
+    if not weapon_names:
+        for item in loadout.unmatched:
+            notes.append(_unmatched_note(con, datasheet, item, all_weapons))
+        for pistol, item in loadout.withheld:
+            notes.append(f"{datasheet['name']}: {pistol} not fired: its bearer also carries {item!r}, which "
+                         "may be the ranged weapon it fires instead (Pistol); choose with --weapon")
+    chosen: list[tuple[dict, int]] = []  # (profile, number fired)
     named_profiles: set[int] = set()
     if weapon_names:
         for asked in weapon_names:
-            name, profile = _split_choice(asked)
-            match = next((w for w in by_weapon if slug(w) == slug(name)), None)
+            count, asked_name = loadout_item(asked) if _COUNTED_ITEM.fullmatch(asked) else (None, asked)
+            name, profile = _split_choice(asked_name)
+            match = match_weapon(name, list(by_weapon))
             if match is None and profile is not None:
-                match = next((w for w in by_weapon if slug(w) == slug(asked)), None)
+                match = match_weapon(asked_name, list(by_weapon))
                 profile = None
             if match is None:
                 hint = _suggest(name, sorted(by_weapon))
@@ -197,32 +408,40 @@ def attacker_weapons(
                     + f"its {kind} weapons: {', '.join(sorted(by_weapon))}"
                 )
             options = by_weapon[match]
+            picked = options[0]
             if profile is not None:
-                picked = [p for p in options if slug(p["profile_name"]) == slug(profile)]
-                if not picked:
+                named = [p for p in options if slug(p["profile_name"]) == slug(profile)]
+                if not named:
                     names = [p["profile_name"] for p in options if p["profile_name"]]
                     raise NotFoundError(
                         f"{match} has no profile {profile!r}; "
                         + (f"its profiles: {', '.join(names)}" if names else "it has a single profile")
                     )
-                chosen.append(picked[0])
-                named_profiles.add(id(picked[0]))
+                picked = named[0]
+                named_profiles.add(id(picked))
+            if count is not None:
+                if count < 1:
+                    raise InputError(f"--weapon {asked!r}: the number of weapons fired is at least 1")
+                n = count
+            elif models is not None:
+                n = models * loadout.per_model.get(match, 1)
+            elif match in loadout.fired:
+                n = loadout.fired[match]
             else:
-                chosen.append(options[0])
+                n = 1
+                if unit_size > 1:
+                    notes.append(
+                        f"{match}: not in the default loadout of {datasheet['name']}, so fired by 1 model; "
+                        f"give the number first (--weapon \"2 {match.lower()}\") or use --models N"
+                    )
+            chosen.append((picked, n))
     else:
-        chosen = [options[0] for options in by_weapon.values()]
-    counts = _loadout_counts(con, datasheet, set(by_weapon), phase, unit_size)
+        if not loadout.fired:
+            raise _no_default_weapons(datasheet, kind, loadout, sorted(by_weapon))
+        chosen = [(by_weapon[w][0], n) for w, n in loadout.fired.items()]
     abilities = _abilities(con, datasheet["datasheet_id"])
     weapons: list[Weapon] = []
-    for p in chosen:
-        if weapon_names and models is not None:
-            n = models
-        elif counts:
-            n = counts.get(p["weapon_name"], 0) or (unit_size if weapon_names else 0)
-        else:
-            n = unit_size
-        if n == 0:
-            continue
+    for p, n in chosen:
         others = [o["profile_name"] for o in by_weapon[p["weapon_name"]] if o is not p]
         if others and id(p) not in named_profiles:
             notes.append(
@@ -238,11 +457,6 @@ def attacker_weapons(
             abilities=abilities.get((p["weapon_name"], p["is_melee"], p["profile_name"]), []),
             is_melee=is_melee, models=n,
         ))
-    if not weapons:
-        raise InputError(
-            f"no model of {datasheet['name']} carries a {kind} weapon in its loadout; "
-            f"choose one with --weapon (its {kind} weapons: {', '.join(sorted(by_weapon))})"
-        )
     return weapons
 
 

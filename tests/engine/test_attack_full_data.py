@@ -1,0 +1,84 @@
+"""``wh40k attack`` on the full data (the corpus fetched into a copy of raw/, then built), with the
+cases a review found: counted loadout items, loadouts that fire nothing in a phase, optional
+weapons, a ranged-only invulnerable save in melee, and --explain citing the BattleScribe
+game-system rules."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+
+from pipeline.build import build
+from pipeline.engine.service import AttackRequest, attack
+from pipeline.errors import InputError
+from pipeline.fetch import fetch_sources, read_folder_files
+from pipeline.manifest import read_manifest
+from tests.conftest import CORPUS, RAW
+from tests.test_build_and_cli import wh40k
+
+pytestmark = pytest.mark.skipif(not CORPUS.exists(), reason="the shared corpus is not beside the checkout")
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory) -> Path:
+    raw = tmp_path_factory.mktemp("full") / "raw"
+    shutil.copytree(RAW, raw)
+    fetch_sources([s for s in read_manifest(raw) if s.fetch_only], raw, mirror=str(CORPUS),
+                  folder_files=read_folder_files(raw), delay_seconds=0)
+    path = raw.parent / "full.duckdb"
+    build(raw, path)
+    return path
+
+
+def _fired(out) -> dict[str, int]:
+    return {w.name: w.models for w in out.weapons}
+
+
+def test_venerable_land_raider_fires_two_godhammer_lascannons_and_its_bolter(db):
+    out = attack(AttackRequest(attacker="Venerable Land Raider", target="VEHICLE"), db)
+    assert _fired(out) == {"Godhammer lascannon": 2, "Twin heavy bolter": 1}
+    r = out.result
+    assert r.attacks.mean == pytest.approx(7, abs=1e-12)
+    # lascannons: 4 shots at 2+, S12 v T10 wounds on 3+, AP-3 v Sv3+ saves on 6 only;
+    # twin heavy bolter: 3 shots at 2+ with SUSTAINED HITS 1 (1 hit per shot on average),
+    # S5 v T10 wounds on 6+ re-rolled (TWIN-LINKED): 11/36, AP-1 v Sv3+: half unsaved
+    hits = 4 * Fraction(5, 6) + 3 * (Fraction(5, 6) + Fraction(1, 6))
+    unsaved = 4 * Fraction(5, 6) * Fraction(2, 3) * Fraction(5, 6) + 3 * Fraction(11, 36) * Fraction(1, 2)
+    assert r.hits.mean == pytest.approx(float(hits), abs=1e-12)
+    assert r.unsaved.mean == pytest.approx(float(unsaved), abs=1e-12)
+    assert unsaved == Fraction(499, 216)
+
+
+def test_war_walkers_fire_two_shuriken_cannons_per_model_and_nothing_else(db):
+    out = attack(AttackRequest(attacker="War Walkers", target="MEQ"), db)
+    assert _fired(out) == {"Shuriken cannon": 2}
+    # 6 shots at 3+; LETHAL HITS: a Critical Hit wounds, the others wound S6 v T4 on 3+; AP-1: 4+ save
+    assert out.result.hits.mean == pytest.approx(4, abs=1e-12)
+    assert out.result.wounds.mean == pytest.approx(float(6 * (Fraction(1, 6) + Fraction(3, 6) * Fraction(2, 3))),
+                                                   abs=1e-12)
+    assert out.result.unsaved.mean == pytest.approx(1.5, abs=1e-12)
+
+
+def test_servitors_ranged_weapons_are_options_so_the_default_is_an_error(db):
+    with pytest.raises(InputError) as exc:
+        attack(AttackRequest(attacker="10e/adeptus-mechanicus/servitors", target="MEQ"), db)
+    message = str(exc.value)
+    assert message.startswith("Servitors fires no ranged weapon by default")
+    assert "Heavy bolter, Multi-melta, Plasma cannon" in message
+    out = attack(AttackRequest(attacker="10e/adeptus-mechanicus/servitors", target="MEQ",
+                               weapons=("2 heavy bolters",)), db)
+    assert _fired(out) == {"Heavy bolter": 2}
+    cli = wh40k("attack", "10e/adeptus-mechanicus/servitors", "--target", "MEQ", "--format", "json", "--db", str(db))
+    assert cli.returncode == 1 and cli.stdout == ""
+    assert cli.stderr.startswith("Error: Servitors fires no ranged weapon by default")
+
+
+def test_battle_sisters_optional_flamer_is_one_model(db):
+    out = attack(AttackRequest(attacker="Battle Sisters Squad", target="MEQ", weapons=("ministorum flamer",)), db)
+    assert _fired(out) == {"Ministorum flamer": 1}
+    assert out.result.attacks.mean == pytest.approx(3.5, abs=1e-12)
+    assert any("Ministorum flamer: not in the default loadout" in n for n in out.notes)
