@@ -4,6 +4,7 @@ The attacker's default weapons are its loadout for the phase: each ``wargear_loa
 says how many models carry which weapons ("2 shuriken cannons" is two per model); a model with
 Pistols and other ranged weapons fires the other ranged weapons (Pistol, 10th edition). A unit
 whose loadout has no weapon of the phase fires nothing by default: the caller names the weapons.
+The target's invulnerable save follows its scope (ranged or melee attacks only, one model type).
 """
 
 from __future__ import annotations
@@ -460,12 +461,78 @@ def attacker_weapons(
     return weapons
 
 
-def target_from_datasheet(con: duckdb.DuckDBPyConnection, datasheet: dict, models: int | None = None) -> Target:
-    """A target profile from a datasheet: the first (Bodyguard) model line's T, Sv, InSv and W.
+#: Scopes of an invulnerable save (``model_profiles.invulnerable_save_scope``) that limit it to
+#: one kind of attack: the phase whose attacks it applies against.
+_SCOPE_PHASE: dict[str, Phase] = {"ranged": "shooting", "melee": "fight"}
+_ONLY_MODEL = re.compile(r"(?i)\s*(.+?)\s+(?:models?\s+)?only\.?\s*")
+_EXCLUDING_MODEL = re.compile(r"(?i)\s*excluding\s+(?:the\s+)?(.+?)\.?\s*")
+_SEE_ABILITY = re.compile(r"(?i)\s*see\s+(.+?)\s*(?:ability)?\s*(?:\(below\))?\.?\s*")
 
+
+def _same_model(a: str, b: str) -> bool:
+    return slug(a).rstrip("s") == slug(b).rstrip("s")
+
+
+def invulnerable_save_against(line: dict, phase: Phase) -> tuple[int | None, str | None]:
+    """The invulnerable save of a model line against the attacks of ``phase``, and a note when
+    its scope (``invulnerable_save_scope``) decided it.
+
+    Scopes, from the datasheets' footnotes: None (every attack); ``ranged`` ("* Ranged attacks
+    only": shooting phase only) and ``melee`` (fight phase only); "<model> only." /
+    "<model> models only." (applies when ``line`` is that model's profile, which the target
+    gives to all its models); "Excluding the <model>." (applies unless ``line`` is that model);
+    "See <ability> (below)" (conditional on an ability the engine does not model: not applied).
+    Any other scope is not applied, and the note says so.
+
+    >>> invulnerable_save_against({"model_name": "Rangers", "invulnerable_save": 5,
+    ...                            "invulnerable_save_scope": "ranged"}, "fight")[0] is None
+    True
+    >>> invulnerable_save_against({"model_name": "Rangers", "invulnerable_save": 5,
+    ...                            "invulnerable_save_scope": "ranged"}, "shooting")
+    (5, None)
+    >>> invulnerable_save_against({"model_name": "IBRAM GAUNT", "invulnerable_save": 5,
+    ...                            "invulnerable_save_scope": "Ibram Gaunt only."}, "shooting")[0]
+    5
+    """
+    value, scope, model = line.get("invulnerable_save"), line.get("invulnerable_save_scope"), line["model_name"]
+    if value is None or scope is None:
+        return value, None
+    if scope in _SCOPE_PHASE:
+        if _SCOPE_PHASE[scope] == phase:
+            return value, None
+        return None, (f"its {value}+ invulnerable save is against {scope} attacks only, "
+                      f"so it does not apply in the {phase} phase")
+    if m := _SEE_ABILITY.fullmatch(scope):
+        return None, (f"its {value}+ invulnerable save depends on {m.group(1)} ({scope!r}), which the engine "
+                      f"does not model: not applied (give the target inline with inv{value}+ if it holds)")
+    if m := _ONLY_MODEL.fullmatch(scope):
+        if _same_model(m.group(1), model):
+            return value, (f"its {value}+ invulnerable save is for {m.group(1)} only ({scope!r}); "
+                           f"the target gives every model the {model} profile")
+        return None, f"its {value}+ invulnerable save is for {m.group(1)} only ({scope!r}), not {model}: not applied"
+    if m := _EXCLUDING_MODEL.fullmatch(scope):
+        if _same_model(m.group(1), model):
+            return None, f"its {value}+ invulnerable save excludes {model} ({scope!r}): not applied"
+        return value, f"its {value}+ invulnerable save applies to the {model} models ({scope!r})"
+    return None, f"its {value}+ invulnerable save has a scope the engine cannot read ({scope!r}): not applied"
+
+
+def target_from_datasheet(
+    con: duckdb.DuckDBPyConnection,
+    datasheet: dict,
+    models: int | None = None,
+    phase: Phase = "shooting",
+    notes: list[str] | None = None,
+) -> Target:
+    """A target profile from a datasheet: the first (Bodyguard) model line's T, Sv, InSv and W,
+    attacked in ``phase``.
+
+    The invulnerable save follows its scope (``invulnerable_save_against``: a save against
+    ranged attacks only is not used in the fight phase); notes about it go to ``notes``.
     Raises ``InputError`` when the database has no characteristics for it (the source lost
     them), naming an inline profile to use instead.
     """
+    notes = notes if notes is not None else []
     lines = _rows(con.execute(
         "SELECT * FROM model_profiles WHERE datasheet_id = ? ORDER BY line", [datasheet["datasheet_id"]]))
     usable = [ln for ln in lines if ln["toughness"] and ln["wounds"]]
@@ -490,7 +557,9 @@ def target_from_datasheet(con: duckdb.DuckDBPyConnection, datasheet: dict, model
         if slug(a["name"]) == "stealth":
             stealth = True
     count = models if models is not None else model_count(con, datasheet)[0]
-    invuln = first["invulnerable_save"] if first.get("invulnerable_save_scope") in (None, "ranged") else None
+    invuln, why = invulnerable_save_against(first, phase)
+    if why:
+        notes.append(f"target {datasheet['name']}: {why}")
     return Target(
         toughness=first["toughness"], save=first["save"], wounds=first["wounds"], models=count,
         invulnerable_save=invuln, feel_no_pain=fnp, feel_no_pain_mortal=fnp_mortal,

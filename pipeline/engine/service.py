@@ -67,8 +67,10 @@ class AttackOutcome:
     notes: tuple[str, ...] = ()  # choices made about the inputs (unit picked, profile fired, size)
 
 
-def resolve_target(con, text: str, models: int | None = None, notes: list[str] | None = None) -> Target:
-    """A ``Target`` from a standard profile name, an inline profile or a datasheet name.
+def resolve_target(con, text: str, models: int | None = None, notes: list[str] | None = None,
+                   phase: Phase = "shooting") -> Target:
+    """A ``Target`` from a standard profile name, an inline profile or a datasheet name, attacked
+    in ``phase`` (a datasheet's invulnerable save may hold against ranged or melee attacks only).
 
     Raises ``InputError`` for an unreadable inline profile and ``NotFoundError`` for an unknown
     datasheet name (with close names, the standard profiles and the inline syntax).
@@ -90,7 +92,7 @@ def resolve_target(con, text: str, models: int | None = None, notes: list[str] |
         if others:
             notes.append(f"target {text!r}: using {sheet['datasheet_id']}; also matching: "
                          + ", ".join(o["datasheet_id"] for o in others))
-        target = target_from_datasheet(con, sheet)
+        target = target_from_datasheet(con, sheet, phase=phase, notes=notes)
         if not sheet.get("starting_strength"):
             notes.append(f"target {sheet['name']}: {target.models} models ({model_count(con, sheet)[1]})")
     return dataclasses.replace(target, models=models) if models is not None else target
@@ -117,7 +119,7 @@ def attack(request: AttackRequest, db: Path = query.DEFAULT_DB) -> AttackOutcome
             f"{exc} (in {sheet['datasheet_id']}; other datasheets of that name: "
             + ", ".join(o["datasheet_id"] for o in others) + ": pass one as the attacker)"
         ) from None
-    target = resolve_target(con, request.target, request.target_models, notes)
+    target = resolve_target(con, request.target, request.target_models, notes, request.phase)
     if request.feel_no_pain is not None:
         target = dataclasses.replace(target, feel_no_pain=request.feel_no_pain)
     context = request.context

@@ -241,3 +241,59 @@ def test_loadout_weapon_without_a_profile_is_named_and_not_replaced_by_the_pisto
 def test_pistol_is_not_fired_beside_another_ranged_weapon(db):
     out = attack(AttackRequest(attacker="Test Veteran", target="MEQ"), db)
     assert _fired(out) == {"Boltgun": 1}
+
+
+# --- invulnerable saves and their scope -------------------------------------------------------
+
+
+def test_ranged_only_invulnerable_save_does_not_apply_in_melee(db):
+    fight = attack(AttackRequest(attacker="Test Captain", target="Test Rangers", phase="fight",
+                                 weapons=("power weapon",)), db)
+    # 5 attacks WS2+, S5 v T3 wounds on 3+, AP-2 leaves Sv5+ at 7+: no save
+    assert fight.target.invulnerable_save is None
+    assert fight.result.unsaved.mean == pytest.approx(float(Fraction(25, 9)), abs=1e-12)
+    assert Fraction(25, 9) == 5 * Fraction(5, 6) * Fraction(2, 3)
+    plain = attack(AttackRequest(attacker="Test Captain", target="T3 Sv5+ W1 x5", phase="fight",
+                                 weapons=("power weapon",)), db)
+    assert fight.result.unsaved.mean == pytest.approx(plain.result.unsaved.mean, abs=1e-15)
+    assert any("against ranged attacks only, so it does not apply in the fight phase" in n for n in fight.notes)
+    shooting = attack(AttackRequest(attacker="Test No Loadout", target="Test Rangers",
+                                    weapons=("5 plasma guns",)), db)
+    # 5 attacks BS3+, S7 v T3 wounds on 2+, AP-2: the 5+ invulnerable save holds
+    assert shooting.target.invulnerable_save == 5
+    assert shooting.result.unsaved.mean == pytest.approx(
+        float(5 * Fraction(2, 3) * Fraction(5, 6) * Fraction(2, 3)), abs=1e-12)
+
+
+def test_melee_only_invulnerable_save_applies_in_the_fight_phase_only(db):
+    fight = attack(AttackRequest(attacker="Test Captain", target="Test Judiciar", phase="fight",
+                                 weapons=("power weapon",)), db)
+    assert fight.target.invulnerable_save == 4
+    # 5 attacks WS2+, S5 v T4 wounds on 3+, AP-2: Sv3+ becomes 5+, the 4+ invulnerable save is better
+    assert fight.result.unsaved.mean == pytest.approx(float(5 * Fraction(5, 6) * Fraction(2, 3) * Fraction(1, 2)),
+                                                      abs=1e-12)
+    shooting = attack(AttackRequest(attacker="Test No Loadout", target="Test Judiciar",
+                                    weapons=("5 plasma guns",)), db)
+    assert shooting.target.invulnerable_save is None
+    assert any("against melee attacks only, so it does not apply in the shooting phase" in n
+               for n in shooting.notes)
+
+
+@pytest.mark.parametrize("target, expected, note", [
+    ("Test Plain", 5, None),
+    ("Test Gaunt", 5, "for Ibram Gaunt only"),
+    ("Test Ghosts", None, "not TANITH GHOST: not applied"),
+    ("Test Subductors", 5, "applies to the Subductor models"),
+    ("Test Mastiff", None, "excludes Cyber-mastiff"),
+    ("Test Archon", None, "depends on Shadowfield"),
+    ("Test Odd", None, "scope the engine cannot read ('While on an objective.')"),
+])
+def test_every_invulnerable_save_scope_of_the_data(db, target, expected, note):
+    out = attack(AttackRequest(attacker="Test Veteran", target=target), db)
+    assert out.target.invulnerable_save == expected
+    notes = [n for n in out.notes if "invulnerable save" in n]
+    if note is None:
+        assert notes == []
+    else:
+        (text,) = notes
+        assert note in text

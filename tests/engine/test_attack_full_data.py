@@ -77,6 +77,18 @@ def test_servitors_ranged_weapons_are_options_so_the_default_is_an_error(db):
     assert cli.stderr.startswith("Error: Servitors fires no ranged weapon by default")
 
 
+def test_canoness_in_melee_ignores_the_rangers_ranged_only_invulnerable_save(db):
+    out = attack(AttackRequest(attacker="Canoness", target="Rangers", phase="fight", weapons=("power weapon",)), db)
+    assert out.target.invulnerable_save is None
+    # 4 attacks WS2+, S4 v T3 wounds on 3+, AP-2 leaves Sv5+ at 7+
+    assert out.result.unsaved.mean == pytest.approx(float(Fraction(20, 9)), abs=1e-12)
+    inline = attack(AttackRequest(attacker="Canoness", target="T3 Sv5+ W1 x5", phase="fight",
+                                  weapons=("power weapon",)), db)
+    assert out.result.unsaved.mean == pytest.approx(inline.result.unsaved.mean, abs=1e-15)
+    shooting = attack(AttackRequest(attacker="War Walkers", target="Rangers"), db)
+    assert shooting.target.invulnerable_save == 5
+
+
 def test_battle_sisters_optional_flamer_is_one_model(db):
     out = attack(AttackRequest(attacker="Battle Sisters Squad", target="MEQ", weapons=("ministorum flamer",)), db)
     assert _fired(out) == {"Ministorum flamer": 1}
