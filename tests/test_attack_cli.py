@@ -106,6 +106,23 @@ def test_cli_attack_edition_11_explain(db):
     assert data["hits"]["mean"] == pytest.approx(3.5, abs=1e-12)
 
 
+@pytest.mark.parametrize("option, value, allowed", [
+    ("--crit-hits-on", "9", "use 2 to 6 (5 for Critical Hits on 5+)"),
+    ("--crit-hits-on", "1", "use 2 to 6"),
+    ("--edition", "9", "use 10 or 11"),
+    ("--fnp", "1", "use 2 to 6 (5 for Feel No Pain 5+)"),
+    ("--fnp", "7", "use 2 to 6"),
+    ("--models", "0", "a unit has at least 1 model"),
+    ("--target-models", "0", "a unit has at least 1 model"),
+])
+def test_cli_attack_option_errors_name_the_option_and_its_values(db, option, value, allowed):
+    out = wh40k("attack", "Battle Sisters Squad", "--target", "MEQ", option, value, "--db", str(db))
+    assert out.returncode == 2
+    message = " ".join(out.stderr.replace("│", " ").split())
+    assert f"Invalid value for '{option}': {value} is not allowed; {allowed}" in message
+    assert "context" not in message and "critical_hit_on" not in message and "feel_no_pain" not in message
+
+
 def test_cli_attack_help_says_how_optional_weapons_are_counted():
     out = wh40k("attack", "--help")
     assert out.returncode == 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, List, Optional
+from typing import TYPE_CHECKING, Callable, List, Optional
 
 import typer
 
@@ -38,6 +38,22 @@ class ReductionChoice(str, Enum):
 class AttackFormat(str, Enum):
     table = "table"
     json = "json"
+
+
+def _between(low: int, high: int, example: str) -> Callable[[Optional[int]], Optional[int]]:
+    """An option callback that allows ``low`` to ``high`` (the parser names the option)."""
+    def check(value: Optional[int]) -> Optional[int]:
+        if value is not None and not low <= value <= high:
+            allowed = f"{low} or {high}" if high == low + 1 else f"{low} to {high}"
+            raise typer.BadParameter(f"{value} is not allowed; use {allowed} ({example})")
+        return value
+    return check
+
+
+def _at_least_one(value: Optional[int]) -> Optional[int]:
+    if value is not None and value < 1:
+        raise typer.BadParameter(f"{value} is not allowed; a unit has at least 1 model")
+    return value
 
 
 def outcome_as_dict(outcome: AttackOutcome) -> dict:
@@ -129,10 +145,11 @@ def attack_command(
         "are fired, '2 heavy bolters'. Default: the loadout (an error when it has no weapon for the "
         "phase). Without a number or --models, a weapon of the loadout is fired as often as the "
         "loadout has it, and an optional weapon (not in the loadout) by 1 model, said in a note.")),
-    models: Optional[int] = typer.Option(None, "--models", help=(
+    models: Optional[int] = typer.Option(None, "--models", callback=_at_least_one, help=(
         "Models in the attacking unit (default: its smallest size); with --weapon, how many models "
         "fire each named weapon.")),
-    target_models: Optional[int] = typer.Option(None, "--target-models", help="Models in the target unit."),
+    target_models: Optional[int] = typer.Option(None, "--target-models", callback=_at_least_one,
+                                                help="Models in the target unit."),
     phase: PhaseChoice = typer.Option(PhaseChoice.shooting, "--phase", help="shooting (ranged) or fight (melee)."),
     half_range: bool = typer.Option(False, "--half-range", help="Within half range (Rapid Fire, Melta)."),
     stationary: bool = typer.Option(False, "--stationary", help="Attacker Remained Stationary (Heavy)."),
@@ -143,10 +160,13 @@ def attack_command(
     reroll_wounds: Optional[RerollChoice] = typer.Option(None, "--reroll-wounds", help="Re-roll wound rolls: ones, failed or all."),
     hit_mod: int = typer.Option(0, "--hit-mod", help="Net hit roll modifier of other rules (capped at +/-1)."),
     wound_mod: int = typer.Option(0, "--wound-mod", help="Net wound roll modifier of other rules (capped)."),
-    crit_hit_on: int = typer.Option(6, "--crit-hits-on", help="Unmodified hit roll that is a Critical Hit."),
-    fnp: Optional[int] = typer.Option(None, "--fnp", help="Target's Feel No Pain (e.g. 5 for 5+)."),
+    crit_hit_on: int = typer.Option(6, "--crit-hits-on", callback=_between(2, 6, "5 for Critical Hits on 5+"),
+                                    help="Unmodified hit roll that is a Critical Hit: 2 to 6 (5 for 5+)."),
+    fnp: Optional[int] = typer.Option(None, "--fnp", callback=_between(2, 6, "5 for Feel No Pain 5+"),
+                                      help="Target's Feel No Pain: 2 to 6 (5 for 5+)."),
     damage_reduction: Optional[ReductionChoice] = typer.Option(None, "--damage-reduction", help="1 or half."),
-    edition: int = typer.Option(10, "--edition", help="Rules edition: 10 or 11."),
+    edition: int = typer.Option(10, "--edition", callback=_between(10, 11, "the 10th or the 11th edition"),
+                                help="Rules edition: 10 or 11."),
     explain: bool = typer.Option(False, "--explain", help="List each step with the rule text it applied."),
     db: Path = typer.Option(query.DEFAULT_DB, "--db", help="Database file."),
     fmt: AttackFormat = typer.Option(AttackFormat.table, "--format", "-f", help="table or json."),
