@@ -129,3 +129,22 @@ def test_cli_attack_help_says_how_optional_weapons_are_counted():
     text = " ".join(out.stdout.replace("│", " ").split())
     assert "an optional weapon (not in the loadout) by 1 model" in text
     assert "'2 heavy bolters'" in text
+
+
+def test_service_docstring_example_runs(db, tmp_path, monkeypatch):
+    """The example of ``pipeline.engine.service`` (skipped by the doctest run: it needs the
+    default database) gives what it shows, against the test database."""
+    import doctest
+
+    from pipeline.engine import service
+
+    (tmp_path / "db").mkdir()
+    (tmp_path / "db" / "wh40k.duckdb").symlink_to(db)
+    monkeypatch.chdir(tmp_path)
+    test = doctest.DocTestParser().get_doctest(service.__doc__, {}, "service", None, 0)
+    assert len(test.examples) == 5
+    for example in test.examples:
+        example.options = {}  # drop the +SKIP
+    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
+    runner.run(test)
+    assert runner.summarize(verbose=False) == doctest.TestResults(failed=0, attempted=5)

@@ -1,10 +1,20 @@
 """The attack service: resolve an attack between units named in the database or given inline.
 
-This is the Python API behind ``wh40k attack``::
+This is the Python API behind ``wh40k attack``. ``attack`` returns an ``AttackOutcome``: the
+weapons fired, the target, and the ``AttackResult`` with one ``Distribution`` per stage
+(``mean``, ``pmf``, ``at_least``). The example needs the database of ``make build-db`` (the
+default ``db/wh40k.duckdb``), so the doctest run skips it; ``tests/test_attack_cli.py`` runs it
+against the test database.
 
-    from pipeline.engine.service import AttackRequest, attack
-    result = attack(AttackRequest(attacker="Battle Sisters Squad", target="MEQ"))
-    result.models_destroyed.mean
+>>> from pipeline.engine.service import AttackRequest, attack
+>>> outcome = attack(AttackRequest(attacker="cp-sanctuary-guardians/battle-sisters-squad",
+...                                target="MEQ", weapons=("boltgun",)))  # doctest: +SKIP
+>>> [(w.name, w.models) for w in outcome.weapons]  # doctest: +SKIP
+[('Boltgun', 7)]
+>>> print(f"{outcome.result.unsaved.mean:.4f}")  # 7 x 2/3 x 1/2 x 1/3  # doctest: +SKIP
+0.7778
+>>> print(f"{outcome.result.models_destroyed.mean:.4f}")  # doctest: +SKIP
+0.1819
 """
 
 from __future__ import annotations
