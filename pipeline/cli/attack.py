@@ -84,7 +84,8 @@ def _render_explain(outcome: AttackOutcome, console: Console) -> None:
         table.add_column(col, overflow="fold")
     for e in outcome.explained:
         where = f"{e.edition}e" + (f" {e.section}" if e.section else "")
-        source = f"{e.source_id}, {e.locator}" if e.source_id else "(wording not in the database)"
+        source = (f"{e.source_id}, {e.locator}" if e.source_id
+                  else f"(no matched-play wording; {e.note})" if e.note else "(wording not in the database)")
         table.add_row(*(escape(x) for x in (e.title or e.rule_key, where, source, e.summary)))
     console.print(table)
 

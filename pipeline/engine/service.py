@@ -54,7 +54,8 @@ class AttackRequest:
 
 @dataclass(frozen=True)
 class ExplainedStep:
-    """A step of the resolution with the wording of the rule it applied (``None`` if not stored)."""
+    """A step of the resolution with the matched-play wording of the rule it applied (``None``
+    if no such wording is stored; ``note`` then says where another game mode's wording is)."""
 
     rule_key: str
     summary: str
@@ -63,6 +64,7 @@ class ExplainedStep:
     section: str | None
     source_id: str | None
     locator: str | None
+    note: str | None = None
 
 
 @dataclass(frozen=True)
@@ -146,8 +148,10 @@ def attack(request: AttackRequest, db: Path = query.DEFAULT_DB) -> AttackOutcome
 
 
 def explain_steps(con, result: AttackResult, edition: int) -> tuple[ExplainedStep, ...]:
-    """Each step of ``result`` with the governing wording of its rule in ``edition`` (any game
-    mode's matched-play text, see ``pipeline.rules.governing_text``)."""
+    """Each step of ``result`` with the governing wording of its rule in ``edition`` for matched
+    play (see ``pipeline.rules.governing_text``). A rule with no such wording gets None, and a
+    note naming the wording stored for another game mode only (a Combat Patrol booklet), if any;
+    no text is ever made up."""
     from pipeline.rules import governing_text
 
     out = []
@@ -157,8 +161,22 @@ def explain_steps(con, result: AttackResult, edition: int) -> tuple[ExplainedSte
             out.append(ExplainedStep(step.rule_key, step.summary, edition, ruling.title, ruling.section,
                                      ruling.source_id, ruling.locator))
         except NotFoundError:
-            out.append(ExplainedStep(step.rule_key, step.summary, edition, None, None, None, None))
+            out.append(ExplainedStep(step.rule_key, step.summary, edition, None, None, None, None,
+                                     _other_mode_wording(con, step.rule_key, edition)))
     return tuple(out)
+
+
+def _other_mode_wording(con, rule_key: str, edition: int) -> str | None:
+    """Where a wording of ``rule_key`` for another game mode than matched play is stored, if any."""
+    try:
+        rows = query.rule_texts(con, rule_key, edition)
+    except NotFoundError:
+        return None
+    other = [r for r in rows if r["game_mode"] not in (None, "matched")]
+    if not other:
+        return None
+    r = other[0]
+    return f"{r['game_mode']} games only: {r['source_id']}, {r['locator']}"
 
 
 Stage = Literal["attacks", "hits", "wounds", "unsaved", "mortal_wounds", "damage", "models_destroyed"]

@@ -297,3 +297,17 @@ def test_every_invulnerable_save_scope_of_the_data(db, target, expected, note):
     else:
         (text,) = notes
         assert note in text
+
+
+# --- --explain --------------------------------------------------------------------------------
+
+
+def test_explain_cites_stored_wordings_and_names_combat_patrol_only_ones(db):
+    out = attack(AttackRequest(attacker="Test Veteran", target="MEQ"), db)
+    by_key = {e.rule_key: e for e in out.explained}
+    assert (by_key["wound-roll"].source_id, by_key["wound-roll"].locator) == ("test-core", "rule 7")
+    hit = by_key["hit-roll"]
+    assert hit.source_id is None and hit.title is None
+    assert hit.note == "combat-patrol games only: test-cp, line 321"
+    saves = by_key["save-rolls"]
+    assert saves.source_id is None and saves.note is None

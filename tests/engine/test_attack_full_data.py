@@ -94,3 +94,15 @@ def test_battle_sisters_optional_flamer_is_one_model(db):
     assert _fired(out) == {"Ministorum flamer": 1}
     assert out.result.attacks.mean == pytest.approx(3.5, abs=1e-12)
     assert any("Ministorum flamer: not in the default loadout" in n for n in out.notes)
+
+
+def test_explain_cites_the_game_system_rules_and_says_which_wordings_are_missing(db):
+    out = wh40k("attack", "War Walkers", "--target", "MEQ", "--explain", "--format", "json", "--db", str(db))
+    assert out.returncode == 0, out.stderr
+    steps = {e["rule_key"]: e for e in json.loads(out.stdout)["explain"]}
+    assert steps["lethal-hits"]["source_id"] == "bsdata-10e-gamesystem"
+    assert steps["lethal-hits"]["title"] == "Lethal Hits"
+    # the 10th-edition Hit Roll is only in the Combat Patrol booklet, not in the game system
+    assert steps["hit-roll"]["source_id"] is None
+    assert steps["hit-roll"]["note"].startswith("combat-patrol games only: wahapedia-10e-cp-sanctuary-guardians")
+    assert steps["save-rolls"]["source_id"] is None
