@@ -148,3 +148,17 @@ def test_service_docstring_example_runs(db, tmp_path, monkeypatch):
     runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
     runner.run(test)
     assert runner.summarize(verbose=False) == doctest.TestResults(failed=0, attempted=5)
+
+
+def test_table_output_is_never_cut_or_wrapped_in_a_narrow_pipe(db, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "50")
+    out = wh40k("attack", "Battle Sisters Squad", "--target", "T4 Sv3+ W2 x10 [bold]", "--db", str(db))
+    assert out.returncode == 1  # "[bold]" is not a keyword: the error quotes it literally
+    assert "[bold]" in out.stderr
+    out = wh40k("attack", "Battle Sisters Squad", "--target", "MEQ", "--db", str(db))
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0] == "Battle Sisters Squad attacks MEQ (T4 Sv3+ W2 x10)"
+    assert "  7 x Boltgun: A 1, BS 3+, S 4, AP 0, D 1" in lines
+    stage_names = [line.split("│")[1].strip() for line in lines if line.startswith("│ ") and "│" in line[2:]]
+    assert {"mortal_wounds", "models_destroyed"} <= set(stage_names)

@@ -11,7 +11,7 @@ import typer
 
 from pipeline import query
 from pipeline.cli import app
-from pipeline.cli.output import note, to_json
+from pipeline.cli.output import cell, console, note, to_json
 
 if TYPE_CHECKING:  # the engine (numpy) and rich are imported when the command runs
     from rich.console import Console
@@ -75,8 +75,7 @@ def outcome_as_dict(outcome: AttackOutcome) -> dict:
     return data
 
 
-def _render_explain(outcome: AttackOutcome, console: Console) -> None:
-    from rich.markup import escape
+def _render_explain(outcome: AttackOutcome, out: Console) -> None:
     from rich.table import Table
 
     table = Table(title="Steps and the rules applied", title_justify="left", show_lines=False)
@@ -86,37 +85,37 @@ def _render_explain(outcome: AttackOutcome, console: Console) -> None:
         where = f"{e.edition}e" + (f" {e.section}" if e.section else "")
         source = (f"{e.source_id}, {e.locator}" if e.source_id
                   else f"(no matched-play wording; {e.note})" if e.note else "(wording not in the database)")
-        table.add_row(*(escape(x) for x in (e.title or e.rule_key, where, source, e.summary)))
-    console.print(table)
+        table.add_row(*(cell(x) for x in (e.title or e.rule_key, where, source, e.summary)))
+    out.print(table)
 
 
 def _render(outcome: AttackOutcome, explain: bool = False) -> None:
-    from rich.console import Console
-    from rich.markup import escape
     from rich.table import Table
 
     from pipeline.engine.service import STAGES
 
-    console = Console(width=120)
+    # Names are data, printed as they are (no markup, no emoji codes); lines are never wrapped.
+    out = console()
     r = outcome.result
     t = outcome.target
-    console.print(f"[bold]{escape(outcome.attacker)}[/bold] attacks [bold]{escape(t.name)}[/bold] "
-                  f"(T{t.toughness} Sv{t.save or '-'}+ W{t.wounds} x{t.models}"
-                  + (f" inv{t.invulnerable_save}+" if t.invulnerable_save else "")
-                  + (f" fnp{t.feel_no_pain}+" if t.feel_no_pain else "") + ")", highlight=False)
+    out.print(f"{outcome.attacker} attacks {t.name} "
+              f"(T{t.toughness} Sv{t.save or '-'}+ W{t.wounds} x{t.models}"
+              + (f" inv{t.invulnerable_save}+" if t.invulnerable_save else "")
+              + (f" fnp{t.feel_no_pain}+" if t.feel_no_pain else "") + ")", soft_wrap=True)
     for w in outcome.weapons:
         skill = f"{w.skill}+" if w.skill else "N/A"
-        console.print(f"  {w.models} x {escape(w.name)}: A {w.attacks}, {'WS' if w.is_melee else 'BS'} {skill}, "
-                      f"S {w.strength}, AP {w.armour_penetration}, D {w.damage}", highlight=False)
+        out.print(f"  {w.models} x {w.name}: A {w.attacks}, {'WS' if w.is_melee else 'BS'} {skill}, "
+                  f"S {w.strength}, AP {w.armour_penetration}, D {w.damage}", soft_wrap=True)
     stages = Table(title="Per stage", title_justify="left")
     for col in ("stage", "mean", "p10", "median", "p90", "max (p>1e-12)"):
-        stages.add_column(col, justify="left" if col == "stage" else "right")
+        stages.add_column(col, justify="left" if col == "stage" else "right", overflow="fold",
+                          no_wrap=col == "stage")
     for name in STAGES:
         d = getattr(r, name)
         nonzero = [i for i, p in enumerate(d.pmf) if p > 1e-12]
         stages.add_row(name, f"{d.mean:.4f}", str(d.percentile(0.1)), str(d.percentile(0.5)),
                        str(d.percentile(0.9)), str(nonzero[-1] if nonzero else 0))
-    console.print(stages)
+    out.print(stages)
     killed = r.models_destroyed
     hist = Table(title="Models destroyed", title_justify="left")
     for col in ("k", "P(exactly k)", "P(at least k)", ""):
@@ -125,14 +124,15 @@ def _render(outcome: AttackOutcome, explain: bool = False) -> None:
         if k > 0 and killed.at_least(k) < 1e-6:
             break
         hist.add_row(str(k), f"{p:.4f}", f"{killed.at_least(k):.4f}", "█" * round(40 * p))
-    console.print(hist)
-    console.print(f"P(target unit destroyed) = {r.target_destroyed:.4f}")
+    out.print(hist)
+    out.print(f"P(target unit destroyed) = {r.target_destroyed:.4f}", soft_wrap=True)
     if r.hazardous_mortal_wounds:
-        console.print(f"Hazardous: expected mortal wounds suffered by the attacker = {r.hazardous_mortal_wounds:.4f}")
+        out.print(f"Hazardous: expected mortal wounds suffered by the attacker = {r.hazardous_mortal_wounds:.4f}",
+                  soft_wrap=True)
     for k, v in r.choices.items():
-        console.print(f"choice: {k}: {v}", highlight=False, markup=False)
+        out.print(f"choice: {k}: {v}", soft_wrap=True)
     if explain:
-        _render_explain(outcome, console)
+        _render_explain(outcome, out)
 
 
 @app.command("attack")
