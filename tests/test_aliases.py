@@ -42,6 +42,7 @@ def test_every_alias_resolves_both_ways_to_its_canonical_key():
         ("Engagement Range", "03.04", "engagement"),
         ("engaged", "unengaged", "engagement"),
         ("Benefit of Cover", "13.08", "benefit-of-cover"),
+        ("Saving Throw", "Save Rolls", "save-rolls"),
         ("Pistol", "Close-quarters", "close-quarters"),
         ("[PISTOL]", "[CLOSE-QUARTERS]", "close-quarters"),
         ("Battle-shock test", "battle-shock roll", "battle-shock-rolls"),
