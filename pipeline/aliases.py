@@ -30,7 +30,7 @@ from pathlib import Path
 
 from pipeline.errors import NormaliseError, NotFoundError, Wh40kError
 from pipeline.normalise.text import clean_line, slug
-from schemas.records import RuleAlias
+from schemas.records import RuleAlias, RulePart
 
 #: The alias table shipped with the package.
 ALIASES_FILE = Path(__file__).resolve().parent / "rule_aliases.toml"
@@ -247,13 +247,21 @@ def read_alias_table(text: str, where: str = "rule_aliases.toml") -> AliasTable:
     )
 
 
-def load_aliases(path: Path = ALIASES_FILE) -> list[RuleAlias]:
-    """The ``rule_aliases`` rows from the alias table (default: the one shipped with the package).
+def load_aliases(path: Path = ALIASES_FILE) -> list[RuleAlias | RulePart]:
+    """The ``rule_aliases`` and ``rule_parts`` rows of the alias table (default: the shipped one).
 
-    One row per alias name (``hazardous-test`` -> ``hazard-rolls``) and per 11th-edition section
-    number (``24.23`` -> ``lethal-hits``). Raises ``AliasFileError`` (see ``read_alias_table``).
+    One ``RuleAlias`` per alias name (``hazardous-test`` -> ``hazard-rolls``) and per
+    11th-edition section number (``24.23`` -> ``lethal-hits``); one ``RulePart`` per ``part_of``
+    entry (``hazard-rolls`` in edition 10 is worded in ``hazardous``). Raises ``AliasFileError``
+    (see ``read_alias_table``).
     """
-    return list(_table(path).records)
+    table = _table(path)
+    parts = [
+        RulePart(rule_key=p.key, edition=p.edition, part_of_rule_key=p.rule_key,  # type: ignore[arg-type]
+                 part_of_rule_name=p.rule_name, note=p.note)
+        for p in sorted(table.part_of.values(), key=lambda p: (p.key, p.edition))
+    ]
+    return [*table.records, *parts]
 
 
 @lru_cache(maxsize=4)

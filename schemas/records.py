@@ -440,6 +440,23 @@ class RuleAlias(Record):
     note: str | None
 
 
+class RulePart(Record):
+    """In one edition, a rule has no wording of its own: it is worded as part of another rule.
+
+    ``hazard-rolls`` in the 10th edition is worded in ``hazardous`` (the Hazardous ability says
+    how to take a Hazardous test). Kept as data (``pipeline/rule_aliases.toml``, ``part_of``).
+    """
+
+    __table__ = "rule_parts"
+    __key__ = ("rule_key", "edition")
+
+    rule_key: str
+    edition: Edition
+    part_of_rule_key: str
+    part_of_rule_name: str  # as printed: "Hazardous"
+    note: str | None
+
+
 class DataGap(Provenanced):
     """A value the source lost (e.g. characteristics missing from a page scrape): never invented."""
 
@@ -542,6 +559,7 @@ ALL_RECORDS: tuple[type[Record], ...] = (
     RuleText,
     RuleReference,
     RuleAlias,
+    RulePart,
     DataGap,
     DataFlag,
     Reject,

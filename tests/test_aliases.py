@@ -15,14 +15,14 @@ from pipeline.aliases import (
 )
 from pipeline.errors import NormaliseError, NotFoundError
 from pipeline.parsers.bsdata_gamesystem import parse_gst_json, parse_gst_xml
-from schemas.records import RuleAlias
+from schemas.records import RuleAlias, RulePart
 from tests.conftest import CORPUS, RAW
 from tests.test_parser_bsdata_gamesystem import GST_10E, GST_11E, SOURCE_10E, SOURCE_11E
 
 
 def test_every_alias_resolves_both_ways_to_its_canonical_key():
-    aliases = load_aliases()
-    assert aliases and all(isinstance(a, RuleAlias) for a in aliases)
+    aliases = [a for a in load_aliases() if isinstance(a, RuleAlias)]
+    assert aliases
     assert len({a.alias_key for a in aliases}) == len(aliases)
     for alias in aliases:
         assert canonical_rule_key(alias.alias_key) == alias.rule_key
@@ -218,3 +218,11 @@ def test_malformed_part_of(text, message):
 def test_malformed_alias_tables(text, message):
     with pytest.raises(AliasFileError, match=message):
         read_alias_table(text, where="test.toml")
+
+
+def test_part_of_entries_are_rows_of_rule_parts():
+    parts = {(p.rule_key, p.edition): p for p in load_aliases() if isinstance(p, RulePart)}
+    assert set(parts) == {("hazard-rolls", 10), ("battle-shock-rolls", 10)}
+    hazard = parts[("hazard-rolls", 10)]
+    assert (hazard.part_of_rule_key, hazard.part_of_rule_name) == ("hazardous", "Hazardous")
+    assert hazard.note.startswith("the Hazardous ability says how to take a Hazardous test")
