@@ -57,6 +57,8 @@ PARSERS: dict[str, tuple[str, str]] = {
     "battlescribe-rule-descriptions": ("battlescribe_rules", "parse"),
     "bsdata-gst-xml": ("bsdata_gamesystem", "parse_gst_xml"),
     "bsdata-gst-json": ("bsdata_gamesystem", "parse_gst_json"),
+    "bsdata-cat-xml": ("bsdata_catalogue", "parse_cat_xml"),
+    "bsdata-cat-json": ("bsdata_catalogue", "parse_cat_json"),
     "wahapedia-html": ("wahapedia_html", "parse"),
     "wahapedia-csv": ("wahapedia_csv", "parse_export"),
 }

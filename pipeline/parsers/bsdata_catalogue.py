@@ -1,0 +1,839 @@
+"""BattleScribe catalogues (BSData) -> datasheets: one tree walker, two readers (XML and JSON).
+
+A BattleScribe catalogue (``.cat``, BSData ``wh40k-10e``, XML schema 2.03; the same data model
+as JSON in ``wh40k-11e``) holds units as selection entries. Each unit is turned into the records
+every other source gives (``Datasheet``, ``ModelProfile``, ``WeaponProfile``, ``WeaponAbility``,
+``Ability``, ``Keyword``, ``UnitComposition``), with the values read by the shared normalisers
+(``pipeline.normalise``), so that the same unit from Wahapedia and from BattleScribe compare
+alike when the build merges them.
+
+Readers: ``read_xml`` and ``read_json`` turn a file into the same tree of plain dicts (the JSON
+shape: an element's attributes as keys, each child list under its container name -
+``"selectionEntries": [...]`` - and element text under ``"$text"``). ``walk_catalogues`` reads
+such trees; it never sees the encoding.
+
+What is a unit (a datasheet): a top-level entry of a catalogue (``selectionEntries`` or
+``sharedSelectionEntries``) of type ``unit`` or ``model`` that carries a ``Faction: X`` category
+link. A top-level ``unit`` without one is rejected (reason given); a top-level ``model`` without
+one is a model shared by several units, not a datasheet (counted in
+``boilerplate["bsdata: top-level model entries without a Faction category (shared models)"]``).
+Units reached only through ``entryLink`` (the Astra Militarum catalogue links every unit of its
+library) are emitted where they are defined, once.
+
+What is read of a unit, walking its entries, groups and links (each shared target once per unit):
+
+- profiles by type name (``PROFILE_TYPES``): ``Unit`` -> one ``ModelProfile`` per distinct
+  profile, numbered from 1 in walk order; ``Ranged Weapons`` / ``Melee Weapons`` ->
+  ``WeaponProfile`` (name split into weapon and profile, ``➤ Plasma pistol - standard``) and its
+  ``WeaponAbility`` rows from ``Keywords``; ``Abilities`` -> ``Ability`` (kind ``wargear`` inside
+  an upgrade entry, else ``datasheet``); ``Transport`` -> ``Ability`` kind ``other`` named
+  ``Transport``. Other profile types (Crusade ``Orders``, ``Hymn of Battle``, ...) are counted
+  per type in ``boilerplate``.
+- rule links (``infoLink type="rule"``) -> ``Ability`` without text (the text is a rule text of
+  its own): kind ``core`` for a rule of the game system, ``faction`` for a rule of a catalogue.
+  An unconditional ``append`` name modifier on the link gives the parameter
+  (``Feel No Pain`` + ``5+``).
+- the invulnerable save: an ``Abilities`` profile on the unit or a model entry (not on wargear)
+  named ``Invulnerable Save`` (also ``Invulnerable Save (4+)``, ``(5+*)``, ``5+``): the value
+  from the name, else from the description (``a 4+ invulnerable save``, ``an invulnerable save of
+  6+``); a description that restricts it to ranged or melee attacks gives the scope. A
+  conditional one (``While this model is leading a unit ...``) is not put on the model profile
+  (flag ``invulnerable_save_conditional``). It applies to every model profile of the unit.
+- keywords: the unit entry's category links, through ``bsdata_categories.classify_categories``
+  (case P28; the game system's faction list when the game system is among the files).
+- composition: one row per model entry (type ``model``), or per group of model entries with
+  its own counts (``9 Battle Sisters``), with the ``min`` / ``max`` selection constraints
+  (scope ``parent``); a top-level model unit is one model. ``starting_strength`` is their sum
+  when every row is a fixed count. The rows are ``UnitComposition`` records only with
+  ``with_composition=True``: the build merges composition rows line by line, and BattleScribe's
+  option slots (``0-1 Shock Trooper w/ Meltagun``) do not line up with the printed lines of
+  another source, so merged they would mix two compositions into one.
+- links into the game system's selection entries and groups (Crusade, Warlord, Weapon
+  Modifications) are not followed; they are counted in ``boilerplate``.
+
+Ids: ``{edition}e/{faction slug}/{name slug}``, as the Wahapedia parsers build them; the faction
+slug comes from ``FACTION_IDS`` (BSData faction name -> Wahapedia faction id, kept as data here),
+else the slug of the BSData name with a ``faction_not_mapped`` flag. Locators name the file and
+the element: ``Tyranids.cat selectionEntry[@id='a1b2-...']``.
+
+Links: ``walk_catalogues`` resolves every ``targetId`` against all the trees it is given (a
+catalogue, its libraries and the game system). A target that is not among them is never guessed:
+a profile or entry link gives a ``DataGap`` (its name and target id); a rule link gives an
+``Ability`` named as the link names it, kind ``other``, with a ``DataGap`` saying the kind and
+text are unknown. The build's registered parsers (``parse_cat_xml``, ``parse_cat_json``) get one
+file each, so links to other files stay unresolved there; ``parse_catalogue_set`` resolves across
+a whole set.
+
+Values the normalisers refuse reject the profile (``Reject``, with the profile's XML/JSON); the
+unit keeps its other records.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Iterator, Mapping
+
+from lxml import etree
+from pydantic import ValidationError
+
+from pipeline.errors import NormaliseError
+from pipeline.normalise.characteristics import (
+    armour_penetration,
+    characteristic_int,
+    dice,
+    distance,
+    invulnerable_save,
+    leadership,
+    roll_target,
+    skill,
+    weapon_range,
+)
+from pipeline.normalise.text import clean_line, slug
+from pipeline.normalise.weapon_abilities import parse_ability, split_abilities, weapon_ability_record
+from pipeline.parsers import ParseResult
+from pipeline.parsers.bsdata_categories import FACTION_PREFIX, classify_categories
+from pipeline.parsers.bsdata_gamesystem import plain_rule_text
+from pipeline.parsers.wahapedia_csv import split_profile_name
+from schemas.records import (
+    Ability,
+    DataFlag,
+    DataGap,
+    Datasheet,
+    Keyword,
+    ModelProfile,
+    Record,
+    Reject,
+    Source,
+    UnitComposition,
+    WeaponProfile,
+)
+
+Tree = dict[str, Any]
+
+#: BSData faction names (``Faction: X``, prefix dropped) -> the faction id the Wahapedia parsers
+#: give the same faction (the slug of Wahapedia's faction name).
+FACTION_IDS: dict[str, str] = {
+    "Adepta Sororitas": "adepta-sororitas",
+    "Adeptus Astartes": "space-marines",
+    "Astra Militarum": "astra-militarum",
+    "Agents of the Imperium": "imperial-agents",
+    "Imperial Knights": "imperial-knights",
+    "Tyranids": "tyranids",
+    "Unaligned Forces": "unaligned-forces",
+    "Adeptus Titanicus": "adeptus-titanicus",
+    "Heretic Astartes": "chaos-space-marines",
+    "Adeptus Custodes": "adeptus-custodes",
+    "Adeptus Mechanicus": "adeptus-mechanicus",
+    "Genestealer Cults": "genestealer-cults",
+    "Orks": "orks",
+    "Necrons": "necrons",
+    "Grey Knights": "grey-knights",
+    "T'au Empire": "tau-empire",
+    "Leagues of Votann": "leagues-of-votann",
+    "Death Guard": "death-guard",
+    "Thousand Sons": "thousand-sons",
+    "World Eaters": "world-eaters",
+    "Emperor's Children": "emperors-children",
+    "Chaos Knights": "chaos-knights",
+    "Legiones Daemonica": "chaos-daemons",
+    "Drukhari": "drukhari",
+    "Aeldari": "aeldari",
+}
+
+#: Profile type names and what they give.
+PROFILE_TYPES: dict[str, str] = {
+    "Unit": "model",
+    "Ranged Weapons": "ranged",
+    "Melee Weapons": "melee",
+    "Abilities": "ability",
+    "Transport": "transport",
+}
+
+#: Characteristic names of a model profile and of a weapon profile, as BSData prints them.
+MODEL_CHARACTERISTICS = ("M", "T", "SV", "W", "LD", "OC")
+WEAPON_CHARACTERISTICS = ("Range", "A", "S", "AP", "D", "Keywords")
+
+#: Container names -> the kind of element they hold (for the id index).
+_CONTAINERS: dict[str, str] = {
+    "selectionEntries": "selectionEntry",
+    "sharedSelectionEntries": "selectionEntry",
+    "selectionEntryGroups": "selectionEntryGroup",
+    "sharedSelectionEntryGroups": "selectionEntryGroup",
+    "profiles": "profile",
+    "sharedProfiles": "profile",
+    "rules": "rule",
+    "sharedRules": "rule",
+    "infoGroups": "infoGroup",
+    "sharedInfoGroups": "infoGroup",
+    "categoryEntries": "categoryEntry",
+}
+
+_INVULN_NAME = re.compile(r"^Invulnerable Save\s*\(?\s*(?P<value>\d\+\*?)?\s*\)?\s*(?P<star>\*)?$", re.IGNORECASE)
+_INVULN_TEXT = re.compile(r"(?:a|an)\s+(?P<a>\d)\+\s+invulnerable save|invulnerable save of\s+(?P<b>\d)\+", re.IGNORECASE)
+_INVULN_CONDITIONAL = re.compile(r"^\s*(?:while|if|each time|when)\b|leading a unit", re.IGNORECASE)
+_RAW_LIMIT = 2000
+_MOVE_PLUS_AFTER = re.compile(r'(\d+)"\+')
+_BARE_ROLL = re.compile(r"^\s*(?P<v>\d)\+\s*\*?\s*$")
+
+
+# ---- readers -------------------------------------------------------------------------------
+
+
+def read_xml(text: str) -> Tree:
+    """A BattleScribe XML file as the JSON-shaped tree: ``{"catalogue": {...}}``.
+
+    An element becomes a dict of its attributes; a child without attributes that holds elements
+    (``<profiles>``) becomes a list under its name; a child without attributes or children
+    (``<description>``) its text; an element's own text goes under ``"$text"``.
+    Raises ``etree.XMLSyntaxError`` for text that is not XML.
+
+    >>> read_xml('<catalogue id="c"><profiles><profile id="p"><characteristics>'
+    ...          '<characteristic name="M">6"</characteristic></characteristics></profile></profiles></catalogue>')
+    {'catalogue': {'id': 'c', 'profiles': [{'id': 'p', 'characteristics': [{'name': 'M', '$text': '6"'}]}]}}
+    """
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, remove_comments=True, huge_tree=True)
+    root = etree.fromstring(text.encode("utf-8"), parser)
+    return {etree.QName(root).localname: _element(root)}
+
+
+def _element(element: Any) -> Tree:
+    node: Tree = dict(element.attrib)
+    children = [c for c in element if isinstance(c.tag, str)]
+    if not children and element.text and element.text.strip():
+        node["$text"] = element.text
+    for child in children:
+        name = etree.QName(child).localname
+        grand = [g for g in child if isinstance(g.tag, str)]
+        if not child.attrib and (grand or name in _CONTAINER_NAMES):
+            node[name] = [_element(g) for g in grand]
+        elif not child.attrib:
+            node[name] = child.text or ""  # <description>, <readme>, <comment>
+        else:
+            node[name] = _element(child)
+    return node
+
+
+_CONTAINER_NAMES = frozenset(set(_CONTAINERS) | {
+    "characteristics", "entryLinks", "infoLinks", "categoryLinks", "constraints", "modifiers",
+    "conditions", "conditionGroups", "modifierGroups", "repeats", "costs", "catalogueLinks",
+    "publications", "profileTypes", "costTypes", "characteristicTypes", "forceEntries",
+    "localConditionGroups", "associations",
+})
+
+
+def read_json(text: str) -> Tree:
+    """A BattleScribe JSON file (BSData 11th edition) as the tree: it already has that shape.
+
+    Raises ``json.JSONDecodeError`` for text that is not JSON.
+    """
+    data = json.loads(text)
+    if not isinstance(data, dict):
+        raise ValueError("the top level is not a JSON object")
+    return data
+
+
+# ---- the walker ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Document:
+    """One file of a set: its name (for locators), its tree and the source it belongs to."""
+
+    name: str
+    tree: Tree
+    source: Source
+    emit: bool = True  # datasheets are emitted for the units defined in this file
+
+    @property
+    def root(self) -> Tree:
+        for key in ("catalogue", "gameSystem"):
+            if isinstance(self.tree.get(key), dict):
+                return self.tree[key]
+        return {}
+
+    @property
+    def is_game_system(self) -> bool:
+        return isinstance(self.tree.get("gameSystem"), dict)
+
+
+@dataclass
+class _Target:
+    node: Tree
+    kind: str
+    doc: Document
+
+
+def _list(node: Tree, key: str) -> list[Tree]:
+    value = node.get(key)
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, dict):
+        value = value.get("$text", "")
+    return "" if value is None else str(value)
+
+
+def _index(docs: Iterable[Document]) -> dict[str, _Target]:
+    """Every element with an id in the documents, by id (the first one wins)."""
+    index: dict[str, _Target] = {}
+
+    def visit(node: Tree, doc: Document) -> None:
+        for key, value in node.items():
+            if not isinstance(value, list):
+                continue
+            kind = _CONTAINERS.get(key)
+            for child in value:
+                if not isinstance(child, dict):
+                    continue
+                ident = child.get("id")
+                if kind and isinstance(ident, str):
+                    index.setdefault(ident, _Target(child, kind, doc))
+                visit(child, doc)
+
+    for doc in docs:
+        visit(doc.root, doc)
+    return index
+
+
+def game_system_factions(docs: Iterable[Document]) -> frozenset[str]:
+    """The faction keywords of the game system among the documents (P28), upper case."""
+    names: set[str] = set()
+    for doc in docs:
+        if doc.is_game_system:
+            for entry in _list(doc.root, "categoryEntries"):
+                name = str(entry.get("name", ""))
+                if name.startswith(FACTION_PREFIX):
+                    names.add(clean_line(name[len(FACTION_PREFIX):]).upper())
+    return frozenset(names)
+
+
+def parse_cat_xml(text: str, source: Source) -> ParseResult:
+    """The build's parser for one BattleScribe XML catalogue (``.cat``): ``text`` -> records.
+
+    Links to other files are not resolved (module docstring). A file that is not well-formed XML
+    or not a catalogue is one reject.
+    """
+    return _parse_one(text, source, read_xml)
+
+
+def parse_cat_json(text: str, source: Source) -> ParseResult:
+    """The build's parser for one BattleScribe JSON catalogue (BSData 11th edition)."""
+    return _parse_one(text, source, read_json)
+
+
+def _parse_one(text: str, source: Source, reader: Any) -> ParseResult:
+    result = ParseResult()
+    name = source.file.rsplit("/", 1)[-1]
+    try:
+        tree = reader(text)
+    except (etree.XMLSyntaxError, ValueError) as exc:
+        result.rejects.append(Reject(source_id=source.source_id, locator=name, table_name="datasheets",
+                                     raw_text=text[:_RAW_LIMIT], reason=f"not a readable catalogue: {exc}"))
+        return result
+    doc = Document(name, tree, source)
+    if not doc.root:
+        result.rejects.append(Reject(source_id=source.source_id, locator=name, table_name="datasheets",
+                                     raw_text=text[:_RAW_LIMIT], reason="no catalogue or gameSystem element at the top"))
+        return result
+    return walk_catalogues([doc])
+
+
+def parse_catalogue_set(files: Mapping[str, str], sources: Mapping[str, Source],
+                        emit: Iterable[str] | None = None, with_composition: bool = False) -> ParseResult:
+    """Parse a set of BattleScribe files together, links resolved across all of them.
+
+    ``files``: file name -> text (``.cat``/``.gst`` read as XML, ``.json`` as JSON);
+    ``sources``: file name -> its ``Source``; ``emit``: the files whose units become datasheets
+    (default: every catalogue). Raises ``etree.XMLSyntaxError`` / ``json.JSONDecodeError`` for a
+    file that cannot be read.
+    """
+    wanted = set(files) if emit is None else set(emit)
+    docs = [
+        Document(name, read_json(text) if name.endswith(".json") else read_xml(text), sources[name], name in wanted)
+        for name, text in files.items()
+    ]
+    return walk_catalogues(docs, with_composition)
+
+
+def walk_catalogues(docs: list[Document], with_composition: bool = False) -> ParseResult:
+    """The tree walker: datasheets of every unit defined in the documents marked ``emit``.
+
+    Links resolve against all the documents. Returns records, rejects and counters
+    (module docstring). ``with_composition``: also the ``UnitComposition`` rows (off in the
+    build: see the module docstring).
+    """
+    result = ParseResult()
+    index = _index(docs)
+    factions = game_system_factions(docs)
+    for doc in docs:
+        if not doc.emit or doc.is_game_system:
+            continue
+        taken: dict[str, str] = {}
+        for entry in [*_list(doc.root, "selectionEntries"), *_list(doc.root, "sharedSelectionEntries")]:
+            kind = entry.get("type")
+            if kind not in ("unit", "model"):
+                continue
+            categories = [str(c.get("name", "")) for c in _list(entry, "categoryLinks")]
+            if not any(c.startswith(FACTION_PREFIX) for c in categories):
+                if kind == "unit":
+                    result.rejects.append(_reject(doc, _loc(doc, entry), entry,
+                                                  "unit entry without a 'Faction: X' category: no faction to file it under"))
+                else:
+                    result.boilerplate["bsdata: top-level model entries without a Faction category (shared models)"] += 1
+                continue
+            _Unit(doc, entry, index, factions, result, taken, with_composition).run()
+    return result
+
+
+def _loc(doc: Document, node: Tree, kind: str = "selectionEntry") -> str:
+    return f"{doc.name} {kind}[@id='{node.get('id', '?')}']"
+
+
+def _raw(node: Tree) -> str:
+    return json.dumps(node, ensure_ascii=False)[:_RAW_LIMIT]
+
+
+def _reject(doc: Document, locator: str, node: Tree, reason: str, table: str = "datasheets") -> Reject:
+    return Reject(source_id=doc.source.source_id, locator=locator, table_name=table, raw_text=_raw(node), reason=reason)
+
+
+@dataclass
+class _Walk:
+    """Where the walk is: inside wargear (an upgrade entry), and the document of the node."""
+
+    doc: Document
+    wargear: bool = False
+    in_group: bool = False  # inside a model group that is one composition line
+
+
+@dataclass
+class _Unit:
+    doc: Document
+    entry: Tree
+    index: dict[str, _Target]
+    factions: frozenset[str]
+    result: ParseResult
+    taken: dict[str, str]
+    with_composition: bool = False
+    records: list[Record] = field(default_factory=list)
+    visited: set[str] = field(default_factory=set)
+    models: list[ModelProfile] = field(default_factory=list)
+    model_values: dict[tuple, int] = field(default_factory=dict)
+    weapons: dict[tuple, tuple[WeaponProfile, str]] = field(default_factory=dict)
+    abilities: dict[tuple, Ability] = field(default_factory=dict)
+    invulns: list[tuple[str, str, str]] = field(default_factory=list)  # (name, description, locator)
+    composition: list[tuple[str, int | None, int | None, str]] = field(default_factory=list)
+    flag_keys: set[tuple] = field(default_factory=set)
+    gap_keys: set[tuple] = field(default_factory=set)
+
+    # -- bookkeeping
+
+    @property
+    def sid(self) -> str:
+        return self.doc.source.source_id
+
+    def flag(self, locator: str, table: str, entity: str, code: str, detail: str) -> None:
+        base, n = entity, 2
+        while (table, entity, code, locator) in self.flag_keys:
+            entity, n = f"{base}#{n}", n + 1
+        self.flag_keys.add((table, entity, code, locator))
+        self.records.append(DataFlag(source_id=self.sid, locator=locator, table_name=table,
+                                     entity_key=entity, flag=code, detail=detail))
+
+    def gap(self, locator: str, table: str, entity: str, fieldname: str, reason: str) -> None:
+        if (table, entity, fieldname) in self.gap_keys:
+            self.result.duplicates["data_gaps"] += 1
+            return
+        self.gap_keys.add((table, entity, fieldname))
+        self.records.append(DataGap(source_id=self.sid, locator=locator, table_name=table,
+                                    entity_key=entity, field=fieldname, reason=reason))
+
+    # -- the unit
+
+    def run(self) -> None:
+        entry, doc = self.entry, self.doc
+        name = clean_line(str(entry.get("name", "")))
+        locator = _loc(doc, entry)
+        categories = [str(c.get("name", "")) for c in _list(entry, "categoryLinks")]
+        split = classify_categories(categories, self.factions)
+        bs_factions = [clean_line(c[len(FACTION_PREFIX):]) for c in categories if c.startswith(FACTION_PREFIX)]
+        mapped = [FACTION_IDS[f] for f in bs_factions if f in FACTION_IDS]
+        faction_id = mapped[0] if mapped else slug(bs_factions[0])
+        edition = doc.source.edition
+        ds_id = f"{edition}e/{faction_id}/{slug(name)}"
+        if ds_id in self.taken:
+            first = self.taken[ds_id]
+            ds_id = f"{ds_id}--{entry.get('id')}"
+            self.flag(locator, "datasheets", ds_id, "repeated_datasheet_name",
+                      f"{name!r} is also the unit at {first}; this one is {ds_id}")
+        self.taken.setdefault(ds_id.split("--")[0], locator)
+        self.ds_id = ds_id
+        if not mapped:
+            self.flag(locator, "datasheets", ds_id, "faction_not_mapped",
+                      f"no Wahapedia faction for {bs_factions[0]!r} in FACTION_IDS: the slug of its name is used")
+        elif len(set(mapped)) > 1:
+            self.flag(locator, "datasheets", ds_id, "several_factions",
+                      f"Faction categories {bs_factions}: filed under {faction_id}")
+        # the walk
+        if entry.get("type") == "model":
+            self.composition.append((name, 1, 1, locator))
+        self.visit_entry(entry, _Walk(doc), top=True)
+        # model profiles get the unit's invulnerable save
+        save, scope = self.invulnerable()
+        for line, profile in enumerate(self.models, start=1):
+            self.records.append(profile.model_copy(update={
+                "line": line, "invulnerable_save": save, "invulnerable_save_scope": scope}))
+        if not self.models:
+            self.gap(locator, "model_profiles", ds_id, "characteristics",
+                     "no 'Unit' profile reachable from this unit in the files read")
+        # composition
+        starting = None
+        if self.composition and all(lo is not None and lo == hi for _, lo, hi, _ in self.composition):
+            starting = sum(lo or 0 for _, lo, _, _ in self.composition)
+        for line, (model, lo, hi, loc) in enumerate(self.composition if self.with_composition else (), start=1):
+            count = "?" if lo is None and hi is None else (str(lo) if lo == hi else f"{lo if lo is not None else 0}-{hi if hi is not None else '?'}")
+            self.records.append(UnitComposition(source_id=self.sid, locator=loc, datasheet_id=ds_id, line=line,
+                                                model_name=model, min_models=lo, max_models=hi, text=f"{count} {model}"))
+        datasheet = Datasheet(source_id=self.sid, locator=locator, datasheet_id=ds_id, name=name,
+                              faction_id=faction_id, edition=edition, game_mode=doc.source.game_mode,
+                              starting_strength=starting, external_id=str(entry.get("id")))
+        keywords = [Keyword(source_id=self.sid, locator=locator, datasheet_id=ds_id, keyword=k, is_faction_keyword=True)
+                    for k in split.faction_keywords]
+        keywords += [Keyword(source_id=self.sid, locator=locator, datasheet_id=ds_id, keyword=k, is_faction_keyword=False)
+                     for k in split.keywords if k not in split.faction_keywords]
+        for code in split.flags:
+            self.flag(locator, "keywords", ds_id, code, f"categories: {categories}")
+        self.result.records.extend([datasheet, *keywords, *self.records])
+
+    # -- walking
+
+    def resolve(self, link: Tree, walk: _Walk, expected: tuple[str, ...]) -> _Target | None:
+        target = self.index.get(str(link.get("targetId", "")))
+        if target is None or target.kind not in expected:
+            where = "not in the files read" if target is None else f"a {target.kind}, not a {'/'.join(expected)}"
+            self.gap(_loc(walk.doc, link, "link"), "datasheets", f"{self.ds_id}|{link.get('targetId')}", str(link.get("type", "link")),
+                     f"link {link.get('name')!r} -> targetId {link.get('targetId')!r}: {where}")
+            return None
+        return target
+
+    def visit_entry(self, entry: Tree, walk: _Walk, top: bool = False) -> None:
+        ident = entry.get("id")
+        if not top and ident in self.visited:
+            return
+        if ident:
+            self.visited.add(str(ident))
+        kind = entry.get("type")
+        if not top and kind == "model" and not walk.in_group:
+            self.composition.append((clean_line(str(entry.get("name", ""))), *self.counts(entry), _loc(walk.doc, entry)))
+        inner = _Walk(walk.doc, walk.wargear or kind == "upgrade", walk.in_group and kind != "model")
+        for profile in _list(entry, "profiles"):
+            self.profile(profile, inner)
+        for rule in _list(entry, "rules"):
+            self.rule(rule, inner, walk.doc, name=str(rule.get("name", "")))
+        for link in _list(entry, "infoLinks"):
+            self.info_link(link, inner)
+        for group in _list(entry, "infoGroups"):
+            self.visit_entry(group, inner)
+        for child in _list(entry, "selectionEntries"):
+            self.visit_entry(child, inner)
+        for group in _list(entry, "selectionEntryGroups"):
+            if self.model_group(group, walk.doc):
+                self.composition.append((clean_line(str(group.get("name", ""))), *self.counts(group), _loc(walk.doc, group, "selectionEntryGroup")))
+                self.visit_entry(group, _Walk(inner.doc, inner.wargear, in_group=True))
+            else:
+                self.visit_entry(group, inner)
+        for link in _list(entry, "entryLinks"):
+            target = self.resolve(link, inner, ("selectionEntry", "selectionEntryGroup"))
+            if target is None:
+                continue
+            if target.doc.is_game_system:
+                self.result.boilerplate["bsdata: links to game-system entries (Crusade, Warlord) not followed"] += 1
+                continue
+            node = target.node
+            if target.kind == "selectionEntry" and node.get("type") == "model" and target.node.get("id") not in self.visited \
+                    and not inner.in_group:
+                # a linked model: its counts are on the link
+                lo, hi = self.counts(link)
+                self.visited.add(str(node.get("id")))
+                self.composition.append((clean_line(str(node.get("name", ""))), lo, hi, _loc(target.doc, node)))
+                self.visit_entry({**node, "type": "model-linked"}, _Walk(target.doc, inner.wargear), top=True)
+                continue
+            self.visit_entry(node, _Walk(target.doc, inner.wargear or node.get("type") == "upgrade"))
+
+    def model_group(self, group: Tree, doc: Document) -> bool:
+        """A group of model entries with its own min/max (``9 Battle Sisters``): one composition line."""
+        lo, hi = self.counts(group)
+        if lo is None and hi is None:
+            return False
+        members = list(_list(group, "selectionEntries"))
+        for link in _list(group, "entryLinks"):
+            target = self.index.get(str(link.get("targetId", "")))
+            if target is not None and target.kind == "selectionEntry":
+                members.append(target.node)
+        return bool(members) and all(m.get("type") == "model" for m in members)
+
+    @staticmethod
+    def counts(entry: Tree) -> tuple[int | None, int | None]:
+        lo = hi = None
+        for c in _list(entry, "constraints"):
+            if c.get("field") != "selections" or c.get("scope") != "parent":
+                continue
+            try:
+                value = int(float(str(c.get("value"))))
+            except ValueError:
+                continue
+            if c.get("type") == "min":
+                lo = value
+            elif c.get("type") == "max":
+                hi = value
+        return (0 if lo is None and hi is not None else lo), hi
+
+    def info_link(self, link: Tree, walk: _Walk) -> None:
+        kind = link.get("type")
+        if kind == "rule" and walk.wargear:
+            # a weapon's or a wargear's rule (Torrent, Pistol ...): read as the weapon's abilities
+            self.result.boilerplate["bsdata: rule links on wargear (read as weapon abilities) not listed as abilities"] += 1
+            return
+        if kind == "rule":
+            target = self.index.get(str(link.get("targetId", "")))
+            name = _linked_name(link)
+            if target is None or target.kind != "rule":
+                loc = _loc(walk.doc, link, "infoLink")
+                self.add_ability(Ability(source_id=self.sid, locator=loc, datasheet_id=self.ds_id, kind="other",
+                                         name=name[0], parameter=name[1], text=None))
+                self.gap(loc, "abilities", f"{self.ds_id}|other|{name[0]}", "kind",
+                         f"rule link -> targetId {link.get('targetId')!r} not in the files read: kind and text unknown")
+                return
+            self.rule(target.node, walk, target.doc, name=None, link=link)
+        elif kind == "profile":
+            target = self.index.get(str(link.get("targetId", "")))
+            if target is None or target.kind != "profile":
+                name = clean_line(str(link.get("name", "")))
+                loc = _loc(walk.doc, link, "infoLink")
+                if _INVULN_NAME.match(name) and not walk.wargear:
+                    self.invulns.append((name, "", loc))
+                    self.flag(loc, "model_profiles", self.ds_id, "invulnerable_save_from_link_name",
+                              f"the profile is not in the files read; its value is read from the link's name {name!r}")
+                self.gap(loc, "datasheets", f"{self.ds_id}|{link.get('targetId')}", "profile",
+                         f"profile link {name!r} -> targetId {link.get('targetId')!r}: not in the files read")
+                return
+            if target.node.get("id") in self.visited:
+                return
+            self.visited.add(str(target.node.get("id")))
+            self.profile(target.node, _Walk(target.doc, walk.wargear))
+        elif kind == "infoGroup":
+            target = self.resolve(link, walk, ("infoGroup",))
+            if target is not None:
+                self.visit_entry(target.node, _Walk(target.doc, walk.wargear))
+        else:
+            self.result.boilerplate[f"bsdata: infoLink of type {kind!r} not read"] += 1
+
+    def rule(self, rule: Tree, walk: _Walk, doc: Document, name: str | None, link: Tree | None = None) -> None:
+        if link is not None:
+            printed, parameter = _linked_name(link)
+        else:
+            printed, parameter = clean_line(str(name)), None
+        kind = "core" if doc.is_game_system else ("faction" if link is not None else "datasheet")
+        text = None
+        if link is None:
+            text = plain_rule_text(_text(rule.get("description"))) or None
+        loc = _loc(walk.doc, link if link is not None else rule, "infoLink" if link is not None else "rule")
+        self.add_ability(Ability(source_id=self.sid, locator=loc, datasheet_id=self.ds_id, kind=kind,  # type: ignore[arg-type]
+                                 name=printed, parameter=parameter, text=text))
+
+    def add_ability(self, ability: Ability) -> None:
+        key = ability.key()
+        first = self.abilities.get(key)
+        if first is None:
+            self.abilities[key] = ability
+            self.records.append(ability)
+        elif (first.parameter, first.text) != (ability.parameter, ability.text):
+            self.result.rejects.append(Reject(
+                source_id=self.sid, locator=ability.locator, table_name="abilities", raw_text=ability.model_dump_json(),
+                reason=f"duplicate_key_conflict: ability {key} already read from {first.locator} with other values"))
+        else:
+            self.result.duplicates["abilities"] += 1
+
+    def profile(self, profile: Tree, walk: _Walk) -> None:
+        type_name = str(profile.get("typeName", ""))
+        what = PROFILE_TYPES.get(type_name)
+        if what is None:
+            self.result.boilerplate[f"bsdata: profiles of type {type_name!r} not read"] += 1
+            return
+        chars = {str(c.get("name", "")): clean_line(_text(c)) for c in _list(profile, "characteristics")}
+        name = clean_line(str(profile.get("name", "")))
+        loc = _loc(walk.doc, profile, "profile")
+        try:
+            if what == "model":
+                self.model(name, chars, loc, profile)
+            elif what in ("ranged", "melee"):
+                self.weapon(name, chars, loc, profile, what == "melee")
+            elif what == "ability":
+                text = plain_rule_text(chars.get("Description", ""))
+                if _INVULN_NAME.match(name) and not walk.wargear:
+                    self.invulns.append((name, text, loc))
+                self.add_ability(Ability(source_id=self.sid, locator=loc, datasheet_id=self.ds_id,
+                                         kind="wargear" if walk.wargear else "datasheet", name=name,
+                                         parameter=None, text=text or None))
+            else:
+                text = "; ".join(f"{k}: {v}" for k, v in chars.items() if v)
+                self.add_ability(Ability(source_id=self.sid, locator=loc, datasheet_id=self.ds_id, kind="other",
+                                         name="Transport", parameter=None, text=text or None))
+        except (NormaliseError, ValidationError) as exc:
+            table = {"model": "model_profiles", "ranged": "weapon_profiles", "melee": "weapon_profiles"}.get(what, "abilities")
+            reason = str(exc) if isinstance(exc, NormaliseError) else "; ".join(e["msg"] for e in exc.errors())
+            self.result.rejects.append(_reject(walk.doc, loc, profile, f"{self.ds_id}: {reason}", table))
+
+    def model(self, name: str, chars: dict[str, str], loc: str, profile: Tree) -> None:
+        missing = [c for c in MODEL_CHARACTERISTICS if c not in chars]
+        if missing:
+            raise NormaliseError(f"Unit profile {name!r} lacks the characteristic(s) {', '.join(missing)}")
+        values = tuple(chars[c] for c in MODEL_CHARACTERISTICS)
+        if (name, values) in self.model_values:
+            self.result.duplicates["model_profiles"] += 1
+            return
+        ld = chars["LD"]
+        move = chars["M"]
+        if _MOVE_PLUS_AFTER.fullmatch(move):  # 20"+ (BSData) is 20+" (the printed form)
+            move = _MOVE_PLUS_AFTER.sub(r'\1+"', move)
+            self.flag(loc, "model_profiles", self.ds_id, "move_plus_after_inches", f"M={chars['M']!r} read as {move!r}")
+        record = ModelProfile(
+            source_id=self.sid, locator=loc, datasheet_id=self.ds_id, line=len(self.models) + 1, model_name=name,
+            move_inches=distance(move), move_text=chars["M"] or None,
+            toughness=characteristic_int(chars["T"], "T"), save=_roll_or_none(chars["SV"]),
+            invulnerable_save=None, invulnerable_save_scope=None,
+            wounds=characteristic_int(chars["W"], "W"),
+            leadership=None if ld in ("", "-") else leadership(ld),
+            objective_control=characteristic_int(chars["OC"], "OC"),
+        )
+        self.model_values[(name, values)] = record.line
+        self.models.append(record)
+
+    def weapon(self, printed: str, chars: dict[str, str], loc: str, profile: Tree, is_melee: bool) -> None:
+        skill_name = "WS" if is_melee else "BS"
+        missing = [c for c in (*WEAPON_CHARACTERISTICS, skill_name) if c not in chars]
+        if missing:
+            raise NormaliseError(f"weapon profile {printed!r} lacks the characteristic(s) {', '.join(missing)}")
+        weapon, profile_name = split_profile_name(printed)
+        entity = f"{self.ds_id}|{weapon}|{'melee' if is_melee else 'ranged'}|{profile_name}"
+        flags: list[tuple[str, str]] = []
+        range_text = chars["Range"]
+        if is_melee:
+            range_inches = None
+            if range_text.lower() != "melee":
+                flags.append(("melee_weapon_with_range", f"range={range_text!r}"))
+        elif range_text.upper() in ("N/A", "-", ""):
+            range_inches = None
+            flags.append(("range_not_applicable", f"range={range_text!r}"))
+        else:
+            rng = weapon_range(range_text)
+            if rng.is_melee:
+                raise NormaliseError("a Ranged Weapons profile with range Melee")
+            range_inches = rng.inches
+        parsed = [parse_ability(item) for item in split_abilities(chars["Keywords"])]
+        torrent = any(a.name == "TORRENT" for a in parsed)
+        sk = skill(chars[skill_name], torrent=torrent)
+        flags += [(code, f"{skill_name}={chars[skill_name]!r}") for code in sk.flags]
+        if sk.value is None and not torrent:
+            flags.append(("no_hit_roll_without_torrent", f"{skill_name}={chars[skill_name]!r}"))
+        try:
+            strength = characteristic_int(chars["S"], "S")
+        except NormaliseError:
+            dice(chars["S"])
+            strength = None
+            flags.append(("strength_not_fixed", f"S={chars['S']!r} (a dice roll; not stored)"))
+        ap = armour_penetration(chars["AP"])
+        flags += [(code, f"AP={chars['AP']!r}") for code in ap.flags]
+        record = WeaponProfile(
+            source_id=self.sid, locator=loc, datasheet_id=self.ds_id, weapon_name=weapon, profile_name=profile_name,
+            is_melee=is_melee, range_inches=range_inches, attacks=dice(chars["A"]), skill=sk.value,
+            strength=strength, armour_penetration=ap.value, damage=dice(chars["D"]), abilities_text=chars["Keywords"],
+        )
+        key = record.key()
+        seen = self.weapons.get(key)
+        if seen is not None:
+            first, first_loc = seen
+            if first.model_dump(exclude={"locator"}) == record.model_dump(exclude={"locator"}):
+                self.result.duplicates["weapon_profiles"] += 1
+                return
+            self.flag(first_loc, "weapon_profiles", entity, "duplicate_profile_conflict",
+                      f"kept {first_loc}; rejected {loc}: {_summary(record)} (kept: {_summary(first)})")
+            raise NormaliseError(f"duplicate_profile_conflict: {entity} already read from {first_loc} with other values")
+        self.weapons[key] = (record, loc)
+        self.records.append(record)
+        for position, ability in enumerate(parsed, start=1):
+            self.records.append(weapon_ability_record(
+                ability, source_id=self.sid, locator=loc, datasheet_id=self.ds_id, weapon_name=weapon,
+                profile_name=profile_name, is_melee=is_melee, position=position))
+            for code in ability.flags:
+                self.flag(loc, "weapon_abilities", f"{entity}|{position}", code, repr(ability.raw_text))
+        for code, detail in flags:
+            self.flag(loc, "weapon_profiles", entity, code, detail)
+
+    def invulnerable(self) -> tuple[int | None, str | None]:
+        """The unit's invulnerable save and its scope, from the ``Invulnerable Save`` abilities."""
+        found: list[tuple[int, str | None, str]] = []
+        for name, text, loc in self.invulns:
+            if text and _INVULN_CONDITIONAL.search(text):
+                self.flag(loc, "model_profiles", self.ds_id, "invulnerable_save_conditional",
+                          f"{name!r}: {text!r} (not put on the model profiles)")
+                continue
+            m = _INVULN_NAME.match(name)
+            printed = (m.group("value") or "") if m else ""
+            starred = printed.endswith("*") or bool(m and m.group("star"))
+            printed = printed.rstrip("*")
+            t = _INVULN_TEXT.search(text or "")
+            bare = _BARE_ROLL.match(text or "")
+            from_text = (t.group("a") or t.group("b")) + "+" if t else (bare.group("v") + "+" if bare else "")
+            value_text = printed or from_text
+            if not value_text:
+                self.flag(loc, "model_profiles", self.ds_id, "invulnerable_save_unreadable", f"{name!r}: {text!r}")
+                continue
+            if printed and from_text and printed != from_text:
+                self.flag(loc, "model_profiles", self.ds_id, "invulnerable_save_name_and_text_differ",
+                          f"name {name!r}, text {text!r}: the name's value is used")
+            lowered = (text or "").lower()
+            restricted = starred or "ranged attacks" in lowered or "melee attacks" in lowered
+            save = invulnerable_save(value_text + ("*" if restricted else ""), text if restricted else None)
+            found.append((save.value or 0, save.scope, loc))
+        if not found:
+            return None, None
+        values = {(v, s) for v, s, _ in found}
+        if len(values) > 1:
+            self.flag(found[0][2], "model_profiles", self.ds_id, "several_invulnerable_saves",
+                      f"{sorted(values, key=str)}: the first is used")
+        return found[0][0], found[0][1]
+
+
+def _linked_name(link: Tree) -> tuple[str, str | None]:
+    """The name a rule link shows, and the parameter an unconditional ``append`` modifier adds."""
+    name = clean_line(str(link.get("name", "")))
+    parameter = None
+    for modifier in _list(link, "modifiers"):
+        if modifier.get("field") == "name" and modifier.get("type") == "append" and not _list(modifier, "conditions") \
+                and not _list(modifier, "conditionGroups"):
+            parameter = clean_line(str(modifier.get("value", ""))) or None
+    return name, parameter
+
+
+def _roll_or_none(text: str) -> int | None:
+    t = clean_line(text)
+    return None if t in ("", "-") else roll_target(t)
+
+
+def _summary(p: WeaponProfile) -> str:
+    return (f"{p.range_inches or 'Melee'} A{p.attacks.text} {p.skill}+ S{p.strength} AP{p.armour_penetration} "
+            f"D{p.damage.text} [{p.abilities_text}]")
+
+
+def iter_units(doc: Document) -> Iterator[Tree]:
+    """The top-level unit entries of a document (type unit or model, with a Faction category)."""
+    for entry in [*_list(doc.root, "selectionEntries"), *_list(doc.root, "sharedSelectionEntries")]:
+        if entry.get("type") in ("unit", "model") and any(
+            str(c.get("name", "")).startswith(FACTION_PREFIX) for c in _list(entry, "categoryLinks")
+        ):
+            yield entry
