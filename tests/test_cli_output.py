@@ -19,6 +19,7 @@ from pipeline.build import BuildReport, build
 from pipeline.cli.build import _summary
 from schemas.records import Accounting
 from tests.conftest import RAW
+from tests.test_build_and_cli import BSDATA_10E_CATALOGUES
 
 
 @pytest.fixture(scope="module")
@@ -310,7 +311,8 @@ def test_rule_missing_from_the_seed_database_names_the_fetch_only_sources_it_lac
         "(wahapedia-10e-cp-sanctuary-guardians: excluded: for combat-patrol games only); try --mode combat-patrol; "
         "this database lacks the fetch-only sources of edition 10 bsdata-10e-gamesystem, "
         "wahapedia-10e-page-termagants, wahapedia-10e-page-cadian-shock-troops, "
-        "wahapedia-10e-page-intercessor-squad, wahapedia-10e-export: `wh40k fetch` then `make build-db` bring them\n")
+        "wahapedia-10e-page-intercessor-squad, wahapedia-10e-export, " + ", ".join(BSDATA_10E_CATALOGUES)
+        + ": `wh40k fetch` then `make build-db` bring them\n")
 
 
 def test_fetch_hint_only_for_fetch_only_sources_not_in_the_database(tmp_path):

@@ -50,7 +50,10 @@ def test_every_fetched_source_is_built(full):
 
 
 def test_full_export_datasheets_less_the_rejected_test_row(con):
-    assert con.execute("SELECT count(*) FROM datasheets WHERE datasheet_id LIKE '10e/%'").fetchone()[0] == 1675
+    # (the BattleScribe catalogues add the datasheets Wahapedia does not have: tests/test_bsdata_build.py)
+    assert con.execute(
+        "SELECT count(*) FROM datasheets WHERE datasheet_id LIKE '10e/%' AND source_id NOT LIKE 'bsdata-%'"
+    ).fetchone()[0] == 1675
     (reason,) = con.execute(
         "SELECT reason FROM rejects WHERE source_id = 'wahapedia-10e-export' AND table_name = 'Datasheets'"
     ).fetchone()
@@ -96,7 +99,10 @@ def test_page_and_export_read_compositions_alike(con):
     # the pages and the export split a composition the same way (one row per model group, the
     # OR a row of its own): no composition conflicts; the real ones (the two sources' own ids
     # of the three datasheets) are still recorded
-    assert con.execute("SELECT table_name, field, count(*) FROM conflicts GROUP BY ALL").fetchall() == [
+    # (conflicts with the BattleScribe catalogues: tests/test_bsdata_build.py)
+    assert con.execute(
+        "SELECT table_name, field, count(*) FROM conflicts WHERE source_id_b NOT LIKE 'bsdata-%' GROUP BY ALL"
+    ).fetchall() == [
         ("datasheets", "external_id", 3)
     ]
     rows = con.execute(

@@ -22,7 +22,7 @@ from pipeline.fetch import fetch_sources
 from pipeline.manifest import read_manifest
 from pipeline.rules import governing_text, rule_diff
 from tests.conftest import CORPUS, RAW
-from tests.test_build_and_cli import wh40k
+from tests.test_build_and_cli import BSDATA_10E_CATALOGUES, wh40k
 
 pytestmark = pytest.mark.skipif(not CORPUS.exists(), reason="the shared corpus is not beside the checkout")
 
@@ -213,8 +213,8 @@ def test_cli_after_fetching_the_core_rules_does_not_ask_to_fetch_them(db):
     assert "bsdata-10e-gamesystem" not in out.stderr and "BattleScribe" not in out.stderr
     assert out.stderr.endswith(
         "this database lacks the fetch-only sources of edition 10 wahapedia-10e-page-termagants, "
-        "wahapedia-10e-page-cadian-shock-troops, wahapedia-10e-page-intercessor-squad, wahapedia-10e-export: "
-        "`wh40k fetch` then `make build-db` bring them\n")
+        "wahapedia-10e-page-cadian-shock-troops, wahapedia-10e-page-intercessor-squad, wahapedia-10e-export, "
+        + ", ".join(BSDATA_10E_CATALOGUES) + ": `wh40k fetch` then `make build-db` bring them\n")
     # every fetch-only source of the 11th edition is in the database: no hint to fetch
     out = wh40k("rule", "Attached Units", "--edition", "11", "--db", str(db))
     assert "fetch" not in out.stderr
