@@ -1,0 +1,261 @@
+"""BattleScribe catalogues -> datasheets: links, invulnerable saves, multi-profile weapons, counts,
+the two readers, a golden file of real units and exact counts over the corpus."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import pytest
+
+from pipeline.manifest import read_manifest
+from pipeline.parsers.bsdata_catalogue import parse_cat_json, parse_cat_xml, parse_catalogue_set, read_xml
+from schemas.records import (
+    Ability, DataFlag, DataGap, Datasheet, Keyword, ModelProfile, Source, UnitComposition, WeaponAbility, WeaponProfile,
+)
+from tests.conftest import CORPUS, RAW, assert_golden, records_as_json
+
+NS = 'xmlns="http://www.battlescribe.net/schema/catalogueSchema"'
+
+
+def source(name: str = "Test.cat", edition: int = 10) -> Source:
+    return Source(source_id=f"t-{name}", title=name, file=f"bsdata-10e/{name}", format="bsdata-cat-xml",
+                  publisher="BSData", edition=edition, kind="export", game_mode=None, version=None,
+                  version_date=None, origin="test")
+
+
+def chars(**values: str) -> str:
+    return "".join(f'<characteristic name="{k}">{v}</characteristic>' for k, v in values.items())
+
+
+UNIT = chars(M='6"', T="3", SV="3+", W="1", LD="6+", OC="2")
+SHARED = f"""
+<sharedProfiles>
+  <profile id="p-unit" name="Battle Sister" typeName="Unit"><characteristics>{UNIT}</characteristics></profile>
+</sharedProfiles>
+<sharedRules><rule id="r-aof" name="Acts of Faith"><description>Gain Miracle dice.</description></rule></sharedRules>
+<sharedSelectionEntries>
+  <selectionEntry type="upgrade" id="w-pp" name="Plasma pistol">
+    <profiles>
+      <profile id="pp1" name="➤ Plasma pistol - standard" typeName="Ranged Weapons"><characteristics>
+        {chars(Range='12"', A="1", BS="3+", S="7", AP="-2", D="1", Keywords="Pistol")}</characteristics></profile>
+      <profile id="pp2" name="➤ Plasma pistol - supercharge" typeName="Ranged Weapons"><characteristics>
+        {chars(Range='12"', A="1", BS="3+", S="8", AP="-3", D="2", Keywords="Hazardous, Pistol")}</characteristics></profile>
+    </profiles>
+    <infoLinks><infoLink id="l-haz" name="Hazardous" type="rule" targetId="r-haz-in-gst"/></infoLinks>
+  </selectionEntry>
+</sharedSelectionEntries>"""
+
+
+def catalogue(unit: str, shared: str = SHARED) -> str:
+    return f'<?xml version="1.0"?><catalogue {NS} id="cat" name="Test"><selectionEntries>{unit}</selectionEntries>{shared}</catalogue>'
+
+
+def squad(extra_profiles: str = "", extra_links: str = "") -> str:
+    return f"""
+<selectionEntry type="unit" id="u-bss" name="Battle Sisters Squad">
+  <categoryLinks>
+    <categoryLink id="c1" name="Infantry" targetId="x1"/>
+    <categoryLink id="c2" name="Faction: Adepta Sororitas" targetId="x2"/>
+    <categoryLink id="c3" name="Imperium" targetId="x3"/>
+  </categoryLinks>
+  <selectionEntries>
+    <selectionEntry type="model" id="m-sup" name="Sister Superior">
+      <constraints><constraint type="min" value="1" field="selections" scope="parent"/>
+                   <constraint type="max" value="1" field="selections" scope="parent"/></constraints>
+      <infoLinks><infoLink id="il1" name="Battle Sister" type="profile" targetId="p-unit"/></infoLinks>
+      <entryLinks><entryLink id="el1" name="Plasma pistol" type="selectionEntry" targetId="w-pp"/></entryLinks>
+    </selectionEntry>
+  </selectionEntries>
+  <selectionEntryGroups>
+    <selectionEntryGroup id="g-bs" name="Battle Sisters">
+      <constraints><constraint type="min" value="9" field="selections" scope="parent"/>
+                   <constraint type="max" value="9" field="selections" scope="parent"/></constraints>
+      <selectionEntries>
+        <selectionEntry type="model" id="m-bs" name="Battle Sister">
+          <infoLinks><infoLink id="il2" name="Battle Sister" type="profile" targetId="p-unit"/></infoLinks>
+          <entryLinks><entryLink id="el2" name="Plasma pistol" type="selectionEntry" targetId="w-pp"/></entryLinks>
+        </selectionEntry>
+      </selectionEntries>
+    </selectionEntryGroup>
+  </selectionEntryGroups>
+  <profiles>{extra_profiles}</profiles>
+  <infoLinks>
+    <infoLink id="l-aof" name="Acts of Faith" type="rule" targetId="r-aof"/>
+    <infoLink id="l-ds" name="Deep Strike" type="rule" targetId="r-ds-in-gst"/>
+    {extra_links}
+  </infoLinks>
+</selectionEntry>"""
+
+
+def of(result, kind):
+    return [r for r in result.records if isinstance(r, kind)]
+
+
+def invuln(description: str, name: str = "Invulnerable Save") -> str:
+    return (f'<profile id="inv" name="{name}" typeName="Abilities"><characteristics>'
+            f'<characteristic name="Description">{description}</characteristic></characteristics></profile>')
+
+
+def test_a_unit_with_its_datasheet_id_faction_keywords_and_model_line():
+    result = parse_cat_xml(catalogue(squad()), source())
+    (sheet,) = of(result, Datasheet)
+    assert (sheet.datasheet_id, sheet.name, sheet.faction_id, sheet.external_id) == (
+        "10e/adepta-sororitas/battle-sisters-squad", "Battle Sisters Squad", "adepta-sororitas", "u-bss")
+    assert sheet.locator == "Test.cat selectionEntry[@id='u-bss']"
+    assert sheet.starting_strength == 10  # 1 Sister Superior + the group of 9
+    assert {(k.keyword, k.is_faction_keyword) for k in of(result, Keyword)} == {
+        ("ADEPTA SORORITAS", True), ("INFANTRY", False), ("IMPERIUM", False)}
+    (model,) = of(result, ModelProfile)  # one profile linked from two model entries: one line
+    assert (model.line, model.model_name, model.move_inches, model.toughness, model.save, model.wounds,
+            model.leadership, model.objective_control, model.invulnerable_save) == (
+        1, "Battle Sister", 6, 3, 3, 1, 6, 2, None)
+    assert model.locator == "Test.cat profile[@id='p-unit']"
+
+
+def test_links_resolve_in_the_file_and_unresolved_ones_are_gaps_never_guesses():
+    result = parse_cat_xml(catalogue(squad(extra_links='<infoLink id="l-x" name="Lost" type="profile" targetId="nowhere"/>')), source())
+    abilities = {(a.kind, a.name): a for a in of(result, Ability)}
+    assert abilities[("faction", "Acts of Faith")].text is None  # a rule of the catalogue: named, text elsewhere
+    # Deep Strike is a rule of the game system, not in this file: named as the link names it, kind unknown
+    assert abilities[("other", "Deep Strike")].locator == "Test.cat infoLink[@id='l-ds']"
+    gaps = {(g.table_name, g.entity_key, g.field) for g in of(result, DataGap)}
+    assert ("abilities", "10e/adepta-sororitas/battle-sisters-squad|other|Deep Strike", "kind") in gaps
+    assert ("datasheets", "10e/adepta-sororitas/battle-sisters-squad|nowhere", "profile") in gaps
+    # the weapon's rule link (Hazardous) is read as a weapon ability, not as a datasheet ability
+    assert ("other", "Hazardous") not in abilities and ("core", "Hazardous") not in abilities
+
+
+def test_with_the_game_system_in_the_set_core_rules_resolve():
+    gst = (f'<gameSystem {NS} id="sys" name="Warhammer 40,000 10th Edition"><sharedRules>'
+           '<rule id="r-ds-in-gst" name="Deep Strike"><description>Set up in reserve.</description></rule>'
+           '</sharedRules><categoryEntries><categoryEntry id="f" name="Faction: Adepta Sororitas"/></categoryEntries></gameSystem>')
+    result = parse_catalogue_set({"Test.cat": catalogue(squad()), "W.gst": gst},
+                                 {"Test.cat": source(), "W.gst": source("W.gst")})
+    names = {(a.kind, a.name) for a in of(result, Ability)}
+    assert ("core", "Deep Strike") in names and ("other", "Deep Strike") not in names
+    assert not [g for g in of(result, DataGap) if g.field == "kind"]
+
+
+def test_a_multi_profile_weapon_is_one_weapon_with_two_profiles_and_its_abilities():
+    result = parse_cat_xml(catalogue(squad()), source())
+    profiles = sorted(of(result, WeaponProfile), key=lambda p: p.profile_name)
+    assert [(p.weapon_name, p.profile_name, p.strength, p.armour_penetration, p.damage.text, p.skill) for p in profiles] == [
+        ("Plasma pistol", "standard", 7, -2, "1", 3), ("Plasma pistol", "supercharge", 8, -3, "2", 3)]
+    assert result.duplicates == Counter()  # the weapon linked twice is read once (same profile ids)
+    assert sorted((a.profile_name, a.name) for a in of(result, WeaponAbility)) == [
+        ("standard", "PISTOL"), ("supercharge", "HAZARDOUS"), ("supercharge", "PISTOL")]
+
+
+@pytest.mark.parametrize(("profile", "expected"), [
+    (invuln("This model has an invulnerable save of 6+"), (6, None)),
+    (invuln("Models in this unit have a 4+ invulnerable save."), (4, None)),
+    (invuln("This model has a 5+ invulnerable save against ranged attacks only."), (5, "ranged")),
+    (invuln("4+"), (4, None)),
+    (invuln("This model has a 5+ invulnerable save against ranged attacks.", "Invulnerable Save (5+*)"), (5, "ranged")),
+    (invuln("", "Invulnerable Save (4+)"), (4, None)),
+    (invuln("While this model is leading a unit, models in that unit have a 4+ invulnerable save."), (None, None)),
+])
+def test_invulnerable_save_from_an_abilities_profile(profile, expected):
+    result = parse_cat_xml(catalogue(squad(extra_profiles=profile)), source())
+    (model,) = of(result, ModelProfile)
+    assert (model.invulnerable_save, model.invulnerable_save_scope) == expected
+    if expected == (None, None):
+        assert [f.flag for f in of(result, DataFlag)] == ["invulnerable_save_conditional"]
+
+
+def test_invulnerable_save_from_a_link_to_the_game_system_is_read_from_the_link_name_and_flagged():
+    link = '<infoLink id="l-inv" name="Invulnerable Save (4+)" type="profile" targetId="gst-inv"/>'
+    result = parse_cat_xml(catalogue(squad(extra_links=link)), source())
+    (model,) = of(result, ModelProfile)
+    assert model.invulnerable_save == 4
+    assert "invulnerable_save_from_link_name" in {f.flag for f in of(result, DataFlag)}
+
+
+def test_composition_counts_from_constraints():
+    result = parse_catalogue_set({"Test.cat": catalogue(squad())}, {"Test.cat": source()}, with_composition=True)
+    rows = [(c.line, c.model_name, c.min_models, c.max_models, c.text) for c in of(result, UnitComposition)]
+    assert rows == [(1, "Sister Superior", 1, 1, "1 Sister Superior"), (2, "Battle Sisters", 9, 9, "9 Battle Sisters")]
+    # the build's parser gives no composition rows (they would not line up with another source's)
+    assert not [r for r in parse_cat_xml(catalogue(squad()), source()).records if isinstance(r, UnitComposition)]
+
+
+def test_a_unit_without_faction_is_rejected_and_a_bad_value_rejects_the_profile_only():
+    no_faction = squad().replace('name="Faction: Adepta Sororitas"', 'name="Battleline"')
+    result = parse_cat_xml(catalogue(no_faction), source())
+    assert [r.reason for r in result.rejects] == ["unit entry without a 'Faction: X' category: no faction to file it under"]
+    bad = SHARED.replace('AP">-2<', 'AP">-<')
+    result = parse_cat_xml(catalogue(squad(), bad), source())
+    (reject,) = result.rejects
+    assert reject.table_name == "weapon_profiles" and "not an Armour Penetration value: '-'" in reject.reason
+    assert reject.locator == "Test.cat profile[@id='pp1']"
+    assert len(of(result, WeaponProfile)) == 1 and len(of(result, Datasheet)) == 1
+
+
+def test_not_a_catalogue_is_one_reject():
+    result = parse_cat_xml("<catalogue", source())
+    assert len(result.rejects) == 1 and result.rejects[0].reason.startswith("not a readable catalogue")
+
+
+def test_the_json_reader_gives_the_same_records_as_the_xml_reader():
+    tree = read_xml(catalogue(squad(extra_profiles=invuln("This model has a 4+ invulnerable save."))))
+    xml = parse_cat_xml(catalogue(squad(extra_profiles=invuln("This model has a 4+ invulnerable save."))), source())
+    from_json = parse_cat_json(json.dumps(tree), source())
+    assert records_as_json(from_json.records) == records_as_json(xml.records)
+
+
+# ---- real data -------------------------------------------------------------------------------
+
+needs_corpus = pytest.mark.skipif(not CORPUS.exists(), reason="the shared corpus is not beside the checkout")
+BSDATA = CORPUS / "bsdata-10e"
+
+
+@needs_corpus
+def test_golden_battle_sisters_squad_and_canoness():
+    sources = {s.file.split("/")[1]: s for s in read_manifest(RAW) if s.format in ("bsdata-cat-xml", "bsdata-gst-xml")}
+    names = ["Imperium - Adepta Sororitas.cat", "Warhammer 40,000.gst"]
+    files = {n: (BSDATA / n).read_text(encoding="utf-8") for n in names}
+    result = parse_catalogue_set(files, sources, emit=[names[0]], with_composition=True)
+    wanted = {"10e/adepta-sororitas/battle-sisters-squad", "10e/adepta-sororitas/canoness"}
+    rows = [r for r in records_as_json(result.records)
+            if r.get("datasheet_id") in wanted or r.get("entity_key", "").split("|")[0] in wanted]
+    assert len({r["datasheet_id"] for r in rows if r["table"] == "datasheets"}) == 2
+    canoness = [r for r in rows if r["table"] == "model_profiles" and r["datasheet_id"].endswith("canoness")]
+    assert [(r["toughness"], r["save"], r["invulnerable_save"], r["wounds"], r["leadership"]) for r in canoness] == [(3, 3, 4, 4, 7)]
+    assert_golden("bsdata_catalogue_sororitas", rows)
+
+
+#: Per catalogue, as the build parses it (one file): datasheets, model profiles, weapon profiles,
+#: rejects by reason.
+CORPUS_COUNTS = {
+    "Imperium - Adepta Sororitas.cat": (41, 50, 284, {"duplicate_key_conflict": 6}),
+    "Imperium - Agents of the Imperium.cat": (43, 59, 349, {"duplicate_key_conflict": 17, "no faction": 6,
+                                                            "duplicate_profile_conflict": 3}),
+    "Imperium - Astra Militarum - Library.cat": (136, 147, 955, {"duplicate_key_conflict": 32}),
+    "Imperium - Astra Militarum.cat": (0, 0, 0, {}),
+    "Imperium - Imperial Knights - Library.cat": (22, 23, 152, {}),
+    "Imperium - Space Marines.cat": (128, 166, 949, {"duplicate_key_conflict": 64, "duplicate_profile_conflict": 2}),
+    "Library - Astartes Heresy Legends.cat": (10, 10, 41, {}),
+    "Library - Titans.cat": (0, 0, 0, {}),
+    "Library - Tyranids.cat": (19, 20, 128, {"not an Armour Penetration value": 1}),
+    "Tyranids.cat": (44, 48, 98, {}),
+    "Unaligned Forces.cat": (22, 22, 60, {}),
+}
+
+
+def _reason(reason: str) -> str:
+    for code in ("duplicate_key_conflict", "duplicate_profile_conflict", "not an Armour Penetration value"):
+        if code in reason:
+            return code
+    return "no faction" if "Faction: X" in reason else reason
+
+
+@needs_corpus
+def test_every_catalogue_of_the_corpus_exact_counts():
+    sources = {s.file.split("/")[1]: s for s in read_manifest(RAW) if s.format == "bsdata-cat-xml"}
+    assert set(sources) == set(CORPUS_COUNTS)
+    for name, (sheets, models, weapons, rejects) in CORPUS_COUNTS.items():
+        result = parse_cat_xml((BSDATA / name).read_text(encoding="utf-8"), sources[name])
+        kinds = Counter(type(r).__name__ for r in result.records)
+        got = (kinds["Datasheet"], kinds["ModelProfile"], kinds["WeaponProfile"], dict(Counter(_reason(r.reason) for r in result.rejects)))
+        assert got == (sheets, models, weapons, rejects), name
