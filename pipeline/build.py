@@ -18,6 +18,7 @@ from typing import Callable, Iterator
 from pipeline.aliases import load_aliases
 from pipeline.editions import detect_edition
 from pipeline.extract import RawSnapshot, is_present, read_snapshot
+from pipeline.fetch import read_folder_files
 from pipeline.manifest import read_manifest
 from pipeline.parsers import ParseResult, get_parser, get_preparer
 from pipeline.merge import (
@@ -272,7 +273,9 @@ def build(raw_dir: Path, db_path: Path, progress: Progress = lambda _msg: None) 
 def _build(raw_dir: Path, db_path: Path, progress: Progress) -> BuildReport:
     listed = read_manifest(raw_dir)
     progress(f"read manifest: {len(listed)} sources in {raw_dir}")
-    skipped = [s.source_id for s in listed if s.fetch_only and not is_present(raw_dir, s)]
+    members = read_folder_files(raw_dir)
+    skipped = [s.source_id for s in listed
+               if s.fetch_only and not is_present(raw_dir, s, members.get(s.source_id, ()))]
     for sid in skipped:
         progress(f"skipped {sid}: not fetched (run `wh40k fetch --only {sid}`, or with --mirror DIR)")
     sources = [s for s in listed if s.source_id not in skipped]

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.errors import RawFileError
+from pipeline.parsers import FOLDER_FILES
 from schemas.records import DataFlag, Source
 
 
@@ -50,23 +51,38 @@ def _sha256_of(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def is_present(raw_dir: Path, source: Source) -> bool:
-    """True when the source's file (or folder) is in ``raw_dir``."""
-    return (raw_dir / source.file).exists()
+def is_present(raw_dir: Path, source: Source, members: tuple[str, ...] = ()) -> bool:
+    """True when the source's file (or folder) is in ``raw_dir``.
+
+    ``members``: for a folder source, the file names its manifest entry lists (``files``); then
+    every one of them must be there (a folder can hold another source's file before its own are
+    fetched: the game system's ``.gst`` beside the BattleScribe catalogues).
+    """
+    path = raw_dir / source.file
+    return path.exists() and all((path / m).is_file() for m in members)
 
 
 def read_snapshot(raw_dir: Path, source: Source) -> RawSnapshot:
-    """Read one source's file (or folder of ``.csv`` tables) under ``raw_dir``.
+    """Read one source's file (or folder) under ``raw_dir``.
+
+    From a folder, the files whose names end as ``pipeline.parsers.FOLDER_FILES`` lists for the
+    source's format: a ``.csv`` table under its table name (``Datasheets``), another file under its
+    file name (``Tyranids.cat``).
 
     Raises ``RawFileError`` naming the file when it is missing, unreadable, not UTF-8, or its
     content does not match the manifest's ``sha256``.
     """
     path = raw_dir / source.file
     if path.is_dir():
-        tables = sorted(p for p in path.iterdir() if p.suffix.lower() == ".csv")
+        endings = FOLDER_FILES.get(source.format, (".csv",))
+        tables = sorted(p for p in path.iterdir() if p.is_file() and p.suffix.lower() in endings)
         if not tables:
-            raise RawFileError(f"{path}: no .csv tables in the folder of source {source.source_id!r}")
-        snapshot = RawSnapshot(source, files={p.stem: _read_text(p, source) for p in tables})
+            raise RawFileError(
+                f"{path}: no {' or '.join(endings)} files in the folder of source {source.source_id!r}"
+            )
+        snapshot = RawSnapshot(source, files={
+            (p.stem if p.suffix.lower() == ".csv" else p.name): _read_text(p, source) for p in tables
+        })
     else:
         snapshot = RawSnapshot(source, text=_read_text(path, source))
     if source.sha256 and _sha256_of(path) != source.sha256:

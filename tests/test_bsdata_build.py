@@ -15,7 +15,7 @@ from tests.conftest import CORPUS, RAW
 
 pytestmark = pytest.mark.skipif(not CORPUS.exists(), reason="the shared corpus is not beside the checkout")
 
-WANTED = ("wahapedia-10e-export", "bsdata-10e-cat-imperium-adepta-sororitas", "bsdata-10e-cat-tyranids")
+WANTED = ("wahapedia-10e-export", "bsdata-10e-catalogues")
 
 
 @pytest.fixture(scope="module")
@@ -38,8 +38,8 @@ def test_a_unit_from_both_sources_is_one_datasheet(con):
     # the catalogue's copy was merged into it (a counted duplicate), not loaded beside it
     assert con.execute(
         "SELECT input_rows, loaded, duplicates, rejected FROM build_accounting WHERE stage = 'validate' "
-        "AND source_id = 'bsdata-10e-cat-imperium-adepta-sororitas' AND table_name = 'datasheets'"
-    ).fetchone() == (41, 10, 31, 0)  # 31 of its 41 units are Wahapedia datasheets too
+        "AND source_id = 'bsdata-10e-catalogues' AND table_name = 'datasheets'"
+    ).fetchone() == (465, 189, 276, 0)  # 276 of the 465 units of the 11 catalogues are Wahapedia datasheets too
     # its own id in each source is the one recorded disagreement on the datasheet row
     assert con.execute(
         "SELECT field, value_a, value_b FROM conflicts WHERE entity_key = '10e/adepta-sororitas/battle-sisters-squad'"

@@ -24,10 +24,8 @@ SEED_FILES = [
     "wahapedia-10e-combat-patrol-sanctuary-guardians.txt",
     "wahapedia-11e-core-rules-astra-militarum-page.txt",
 ]
-#: The BattleScribe 10th-edition catalogues (fetch-only), in manifest order.
-BSDATA_10E_CATALOGUES = [
-    "bsdata-10e-cat-imperium-adepta-sororitas", "bsdata-10e-cat-imperium-agents-of-the-imperium", "bsdata-10e-cat-imperium-astra-militarum-library", "bsdata-10e-cat-imperium-astra-militarum", "bsdata-10e-cat-imperium-imperial-knights-library", "bsdata-10e-cat-imperium-space-marines", "bsdata-10e-cat-library-astartes-heresy-legends", "bsdata-10e-cat-library-titans", "bsdata-10e-cat-library-tyranids", "bsdata-10e-cat-tyranids", "bsdata-10e-cat-unaligned-forces",
-]
+#: The BattleScribe 10th-edition catalogues (fetch-only): one folder source, read together.
+BSDATA_10E_CATALOGUES = ["bsdata-10e-catalogues"]
 FETCH_ONLY_SOURCES = [
     "bsdata-10e-gamesystem", "bsdata-11e-gamesystem", "wahapedia-10e-page-termagants",
     "wahapedia-10e-page-cadian-shock-troops", "wahapedia-10e-page-intercessor-squad",

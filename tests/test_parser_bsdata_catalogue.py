@@ -8,6 +8,7 @@ from collections import Counter
 
 import pytest
 
+from pipeline.fetch import read_folder_files
 from pipeline.manifest import read_manifest
 from pipeline.parsers.bsdata_catalogue import parse_cat_json, parse_cat_xml, parse_catalogue_set, read_xml
 from schemas.records import (
@@ -208,11 +209,14 @@ def test_the_json_reader_gives_the_same_records_as_the_xml_reader():
 
 needs_corpus = pytest.mark.skipif(not CORPUS.exists(), reason="the shared corpus is not beside the checkout")
 BSDATA = CORPUS / "bsdata-10e"
+#: The build's folder source of the catalogues and the file names it lists.
+SET_SOURCE = next(s for s in read_manifest(RAW) if s.source_id == "bsdata-10e-catalogues")
+FILES = read_folder_files(RAW)["bsdata-10e-catalogues"]
 
 
 @needs_corpus
 def test_golden_battle_sisters_squad_and_canoness():
-    sources = {s.file.split("/")[1]: s for s in read_manifest(RAW) if s.format in ("bsdata-cat-xml", "bsdata-gst-xml")}
+    sources = dict.fromkeys(FILES, SET_SOURCE)
     names = ["Imperium - Adepta Sororitas.cat", "Warhammer 40,000.gst"]
     files = {n: (BSDATA / n).read_text(encoding="utf-8") for n in names}
     result = parse_catalogue_set(files, sources, emit=[names[0]], with_composition=True)
@@ -252,10 +256,9 @@ def _reason(reason: str) -> str:
 
 @needs_corpus
 def test_every_catalogue_of_the_corpus_exact_counts():
-    sources = {s.file.split("/")[1]: s for s in read_manifest(RAW) if s.format == "bsdata-cat-xml"}
-    assert set(sources) == set(CORPUS_COUNTS)
+    assert {n for n in FILES if n.endswith(".cat")} == set(CORPUS_COUNTS)
     for name, (sheets, models, weapons, rejects) in CORPUS_COUNTS.items():
-        result = parse_cat_xml((BSDATA / name).read_text(encoding="utf-8"), sources[name])
+        result = parse_cat_xml((BSDATA / name).read_text(encoding="utf-8"), SET_SOURCE.model_copy(update={"file": f"bsdata-10e/{name}"}))
         kinds = Counter(type(r).__name__ for r in result.records)
         got = (kinds["Datasheet"], kinds["ModelProfile"], kinds["WeaponProfile"], dict(Counter(_reason(r.reason) for r in result.rejects)))
         assert got == (sheets, models, weapons, rejects), name

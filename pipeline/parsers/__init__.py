@@ -59,8 +59,18 @@ PARSERS: dict[str, tuple[str, str]] = {
     "bsdata-gst-json": ("bsdata_gamesystem", "parse_gst_json"),
     "bsdata-cat-xml": ("bsdata_catalogue", "parse_cat_xml"),
     "bsdata-cat-json": ("bsdata_catalogue", "parse_cat_json"),
+    "bsdata-cat-set-xml": ("bsdata_catalogue", "parse_cat_set_xml"),
     "wahapedia-html": ("wahapedia_html", "parse"),
     "wahapedia-csv": ("wahapedia_csv", "parse_export"),
+}
+
+
+#: Formats read from a folder source, and the file name endings of the files the build reads from
+#: the folder (others in it are not read). A ``.csv`` table is handed over under its table name
+#: (``Datasheets``), any other file under its file name (``Tyranids.cat``).
+FOLDER_FILES: dict[str, tuple[str, ...]] = {
+    "wahapedia-csv": (".csv",),
+    "bsdata-cat-set-xml": (".cat", ".gst"),
 }
 
 

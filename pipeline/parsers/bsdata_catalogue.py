@@ -60,9 +60,9 @@ Links: ``walk_catalogues`` resolves every ``targetId`` against all the trees it 
 catalogue, its libraries and the game system). A target that is not among them is never guessed:
 a profile or entry link gives a ``DataGap`` (its name and target id); a rule link gives an
 ``Ability`` named as the link names it, kind ``other``, with a ``DataGap`` saying the kind and
-text are unknown. The build's registered parsers (``parse_cat_xml``, ``parse_cat_json``) get one
-file each, so links to other files stay unresolved there; ``parse_catalogue_set`` resolves across
-a whole set.
+text are unknown. ``parse_cat_xml`` and ``parse_cat_json`` read one file alone, so links to other
+files stay unresolved there; the build reads the 10th-edition catalogues and their game system as
+one folder source (``parse_cat_set_xml``), and ``parse_catalogue_set`` resolves across any set.
 
 Values the normalisers refuse reject the profile (``Reject``, with the profile's XML/JSON); the
 unit keeps its other records.
@@ -340,6 +340,33 @@ def _parse_one(text: str, source: Source, reader: Any) -> ParseResult:
                                      raw_text=text[:_RAW_LIMIT], reason="no catalogue or gameSystem element at the top"))
         return result
     return walk_catalogues([doc])
+
+
+def parse_cat_set_xml(files: Mapping[str, str], source: Source) -> ParseResult:
+    """The build's parser for a folder of BattleScribe XML files read together (``.cat`` and ``.gst``).
+
+    ``files``: file name -> text, every file of the folder source ``source`` (its catalogues,
+    their libraries and the game system), so that links across files resolve (module docstring).
+    The units of every catalogue become datasheets; the game system gives none (its rules are read
+    by the ``bsdata-gst-xml`` source). A file that is not well-formed XML or has no catalogue or
+    gameSystem element is one reject; the others are still read.
+    """
+    result = ParseResult()
+    docs: list[Document] = []
+    for name, text in sorted(files.items()):
+        try:
+            doc = Document(name, read_xml(text), source)
+        except (etree.XMLSyntaxError, ValueError) as exc:
+            result.rejects.append(Reject(source_id=source.source_id, locator=name, table_name="datasheets",
+                                         raw_text=text[:_RAW_LIMIT], reason=f"not a readable catalogue: {exc}"))
+            continue
+        if not doc.root:
+            result.rejects.append(Reject(source_id=source.source_id, locator=name, table_name="datasheets",
+                                         raw_text=text[:_RAW_LIMIT], reason="no catalogue or gameSystem element at the top"))
+            continue
+        docs.append(doc)
+    result.extend(walk_catalogues(docs))
+    return result
 
 
 def parse_catalogue_set(files: Mapping[str, str], sources: Mapping[str, Source],
