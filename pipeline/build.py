@@ -22,6 +22,7 @@ from pipeline.fetch import read_folder_files
 from pipeline.manifest import read_manifest
 from pipeline.parsers import ParseResult, get_parser, get_preparer
 from pipeline.merge import (
+    align_with_earlier,
     conflicts_between,
     content,
     fill_combat_patrol_characteristics,
@@ -149,7 +150,8 @@ def validate(sources: list[Source], results: dict[str, ParseResult]) -> Validate
     whose key is already taken by an identical one (provenance aside) is a counted duplicate; by
     a different one from another source, it is merged (counted as a duplicate of its source) and
     each differing field is recorded as a ``Conflict``; by a different one from the same source,
-    it is rejected with both values named. Combat Patrol datasheets get the characteristics their
+    it is rejected with both values named. Model lines and weapon-ability positions are first lined
+    up with the earlier source's (``merge.align_with_earlier``). Combat Patrol datasheets get the characteristics their
     source lost from a twin (``merge.fill_combat_patrol_characteristics``). A row that points to
     a datasheet that no source defines is rejected as an orphan.
     """
@@ -158,8 +160,10 @@ def validate(sources: list[Source], results: dict[str, ParseResult]) -> Validate
     rejects: list[Reject] = []
     conflicts: list[Conflict] = []
     seen: dict[tuple[str, tuple], Record] = {}
-    for source in source_order(sources):
-        for record in results[source.source_id].records:
+    ordered = source_order(sources)
+    batches = align_with_earlier([results[s.source_id].records for s in ordered])
+    for source, batch in zip(ordered, batches):
+        for record in batch:
             ident = (record.__table__, key_getter(type(record))(record))
             first = seen.get(ident)
             if first is None:
