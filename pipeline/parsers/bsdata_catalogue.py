@@ -48,6 +48,8 @@ What is read of a unit, walking its entries, groups and links (each shared targe
   ``with_composition=True``: the build merges composition rows line by line, and BattleScribe's
   option slots (``0-1 Shock Trooper w/ Meltagun``) do not line up with the printed lines of
   another source, so merged they would mix two compositions into one.
+- enhancement and Crusade groups a unit links (``NOT_UNIT_WARGEAR``) are not walked: they are
+  not the unit's wargear (counted in ``boilerplate``).
 - links into the game system's selection entries and groups (Crusade, Warlord, Weapon
   Modifications) are not followed; they are counted in ``boilerplate``.
 
@@ -175,6 +177,13 @@ _INVULN_NAME = re.compile(r"^Invulnerable Save\s*\(?\s*(?P<value>\d\+\*?)?\s*\)?
 _INVULN_TEXT = re.compile(r"(?:a|an)\s+(?P<a>\d)\+\s+invulnerable save|invulnerable save of\s+(?P<b>\d)\+", re.IGNORECASE)
 _INVULN_CONDITIONAL = re.compile(r"^\s*(?:while|if|each time|when)\b|leading a unit", re.IGNORECASE)
 _RAW_LIMIT = 2000
+#: Groups and entries a unit links that are not the unit's wargear: enhancements (bought for a
+#: CHARACTER from the army's detachment) and Crusade content (relics, battle traits and scars,
+#: honours, Chapter Command upgrades). Matched on the name, or a ``Crusade`` comment on the
+#: element; not walked (counted in ``boilerplate``), so their abilities are never the unit's.
+NOT_UNIT_WARGEAR = re.compile(
+    r"\bEnhancements?\b|\bCrusade\b|Battle Traits|Battle Scars|Battle Honours|Chapter Command|"
+    r"Blackstone Upgrades|Chivalric Quests|Threats$", re.IGNORECASE)
 _MOVE_PLUS_AFTER = re.compile(r'(\d+)"\+')
 _BARE_ROLL = re.compile(r"^\s*(?P<v>\d)\+\s*\*?\s*$")
 
@@ -550,6 +559,10 @@ class _Unit:
     def visit_entry(self, entry: Tree, walk: _Walk, top: bool = False) -> None:
         ident = entry.get("id")
         if not top and ident in self.visited:
+            return
+        if not top and (NOT_UNIT_WARGEAR.search(str(entry.get("name", "")))
+                        or "crusade" in _text(entry.get("comment")).lower()):
+            self.result.boilerplate["bsdata: enhancement and Crusade groups linked from units (not the unit's wargear)"] += 1
             return
         if ident:
             self.visited.add(str(ident))
