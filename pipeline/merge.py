@@ -36,6 +36,7 @@ AS_READ: dict[tuple[str, str], str] = {
 }
 
 _QUOTES = str.maketrans({"’": "'", "‘": "'", "“": '"', "”": '"'})
+_BULLET = re.compile(r"(?m)^\s*[-•]\s+")
 _NOT_READ = re.compile(r"\*\*|\^\^|[\[\](){}]")
 
 
@@ -50,12 +51,15 @@ def as_read(value: object, how: str = "text") -> object:
     True
     >>> as_read('20+"', "inches") == as_read('20"+', "inches")
     True
+    >>> as_read("Roll:\\n\\n- add 1 to the Hit roll.") == as_read("Roll:\\nadd 1 to the Hit roll")
+    True
     >>> as_read("Raveners") == as_read("Ravener")
     False
     """
     if not isinstance(value, str):
         return value
-    text = _NOT_READ.sub(" ", value.translate(_QUOTES)).casefold()
+    text = _BULLET.sub("", value.translate(_QUOTES))
+    text = _NOT_READ.sub(" ", text).casefold().rstrip().removesuffix(".")
     if how == "inches":
         text = text.replace('"', "")
     if how == "list":

@@ -177,6 +177,10 @@ _INVULN_NAME = re.compile(r"^Invulnerable Save\s*\(?\s*(?P<value>\d\+\*?)?\s*\)?
 _INVULN_TEXT = re.compile(r"(?:a|an)\s+(?P<a>\d)\+\s+invulnerable save|invulnerable save of\s+(?P<b>\d)\+", re.IGNORECASE)
 _INVULN_CONDITIONAL = re.compile(r"^\s*(?:while|if|each time|when)\b|leading a unit", re.IGNORECASE)
 _RAW_LIMIT = 2000
+#: How BSData marks a Warhammer Legends unit in its name (``Repressor [Legends]``). Wahapedia names
+#: the same datasheet without it (filed under a ``(Warhammer Legends)`` source): the marker is taken
+#: off the name and the id, and kept in a ``legends_marker_removed`` flag.
+LEGENDS_MARKER = re.compile(r"\s*[\[(]Legends[\])]\s*$", re.IGNORECASE)
 #: Groups and entries a unit links that are not the unit's wargear: enhancements (bought for a
 #: CHARACTER from the army's detachment) and Crusade content (relics, battle traits and scars,
 #: honours, Chapter Command upgrades). Matched on the name, or a ``Crusade`` comment on the
@@ -492,7 +496,8 @@ class _Unit:
 
     def run(self) -> None:
         entry, doc = self.entry, self.doc
-        name = clean_line(str(entry.get("name", "")))
+        printed = clean_line(str(entry.get("name", "")))
+        name = LEGENDS_MARKER.sub("", printed)
         locator = _loc(doc, entry)
         categories = [str(c.get("name", "")) for c in _list(entry, "categoryLinks")]
         split = classify_categories(categories, self.factions)
@@ -508,6 +513,9 @@ class _Unit:
                       f"{name!r} is also the unit at {first}; this one is {ds_id}")
         self.taken.setdefault(ds_id.split("--")[0], locator)
         self.ds_id = ds_id
+        if name != printed:
+            self.flag(locator, "datasheets", ds_id, "legends_marker_removed",
+                      f"printed {printed!r}: a Warhammer Legends datasheet, named as Wahapedia names it")
         if not mapped:
             self.flag(locator, "datasheets", ds_id, "faction_not_mapped",
                       f"no Wahapedia faction for {bs_factions[0]!r} in FACTION_IDS: the slug of its name is used")
@@ -720,7 +728,9 @@ class _Unit:
                                          kind="wargear" if walk.wargear else "datasheet", name=name,
                                          parameter=None, text=text or None))
             else:
-                text = "; ".join(f"{k}: {v}" for k, v in chars.items() if v)
+                values = {k: v for k, v in chars.items() if v}
+                # one characteristic (Capacity): its text as printed; several: each named
+                text = next(iter(values.values())) if len(values) == 1 else "; ".join(f"{k}: {v}" for k, v in values.items())
                 self.add_ability(Ability(source_id=self.sid, locator=loc, datasheet_id=self.ds_id, kind="other",
                                          name="Transport", parameter=None, text=text or None))
         except (NormaliseError, ValidationError) as exc:
@@ -732,6 +742,7 @@ class _Unit:
         missing = [c for c in MODEL_CHARACTERISTICS if c not in chars]
         if missing:
             raise NormaliseError(f"Unit profile {name!r} lacks the characteristic(s) {', '.join(missing)}")
+        name = LEGENDS_MARKER.sub("", name)  # as the datasheet's name (LEGENDS_MARKER)
         values = tuple(chars[c] for c in MODEL_CHARACTERISTICS)
         if (name, values) in self.model_values:
             self.result.duplicates["model_profiles"] += 1
