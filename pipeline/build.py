@@ -18,7 +18,7 @@ from typing import Callable, Iterator
 from pipeline.aliases import load_aliases
 from pipeline.editions import detect_edition
 from pipeline.extract import RawSnapshot, is_present, read_snapshot
-from pipeline.fetch import read_folder_files
+from pipeline.manifest import read_folder_files
 from pipeline.manifest import read_manifest
 from pipeline.parsers import ParseResult, get_parser, get_preparer
 from pipeline.merge import (

@@ -43,7 +43,6 @@ import json
 import os
 import tempfile
 import time
-import tomllib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
@@ -53,7 +52,8 @@ from urllib.parse import quote, urlsplit
 
 import httpx
 
-from pipeline.errors import ManifestError, Wh40kError
+from pipeline.errors import Wh40kError
+from pipeline.manifest import read_folder_files  # noqa: F401  (re-exported: part of fetch's API)
 from schemas.records import Source
 
 STATE_NAME = ".fetch-state.json"
@@ -137,36 +137,6 @@ class FetchReport:
         if len(failed) > 1:
             message += f"; and {len(failed) - 1} more, listed in the summary"
         raise FetchError(message + " (a failed source keeps its previous files)")
-
-
-def read_folder_files(raw_dir: Path) -> dict[str, tuple[str, ...]]:
-    """The table names of each folder source: ``{source_id: ("Datasheets.csv", ...)}``.
-
-    Read from the ``files = [...]`` key of the ``[[source]]`` entries of ``<raw_dir>/manifest.toml``
-    (a fetch-only key: it is not a column of ``sources``). Entries without it are left out.
-    Raises ``ManifestError`` when the manifest is missing, not TOML, or ``files`` is not a list of
-    plain file names.
-    """
-    path = raw_dir / "manifest.toml"
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ManifestError(f"{path}: no raw manifest; create it with one [[source]] entry per raw file") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ManifestError(f"{path}: not valid TOML ({exc})") from None
-    folders: dict[str, tuple[str, ...]] = {}
-    for i, entry in enumerate(data.get("source", []), start=1):
-        if "files" not in entry:
-            continue
-        files = entry["files"]
-        where = f"{path}: [[source]] entry {i} ({entry.get('id', 'no id')})"
-        if not isinstance(files, list) or not files or not all(isinstance(f, str) for f in files):
-            raise ManifestError(f"{where}: files must be a non-empty list of table file names")
-        for name in files:
-            if not _is_plain_name(name):
-                raise ManifestError(f"{where}: files: {name!r} is not a plain file name (no folders, no '..')")
-        folders[str(entry.get("id"))] = tuple(files)
-    return folders
 
 
 def folder_sha256(file_digests: Mapping[str, bytes]) -> str:
@@ -593,15 +563,6 @@ def _file_digest(path: Path) -> bytes | None:
         for chunk in iter(lambda: f.read(_CHUNK_BYTES), b""):
             digest.update(chunk)
     return digest.digest()
-
-
-def _is_plain_name(name: str) -> bool:
-    """A file name without folders.
-
-    >>> [_is_plain_name(n) for n in ("Datasheets.csv", "a/b.csv", "..", "")]
-    [True, False, False, False]
-    """
-    return bool(name) and name not in (".", "..") and "/" not in name and "\\" not in name
 
 
 def _relative_file(source: Source) -> str:
