@@ -10,6 +10,8 @@ from __future__ import annotations
 import datetime as dt
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import duckdb
@@ -203,6 +205,12 @@ def test_cli_rule_json_gives_text_source_and_chain(db):
 
 
 def test_cli_after_fetching_the_core_rules_does_not_ask_to_fetch_them(db):
+    # run beside the seed copy (a folder named raw, as the hint reads ./raw/manifest.toml), so what
+    # the working raw/ holds (fetched files or not) changes nothing
+    def wh40k(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "pipeline.cli", *args], capture_output=True,
+                              text=True, cwd=RAW.parent)
+
     # the database has both BattleScribe game systems: an unknown edition is rejected, not blamed on fetch
     out = wh40k("rule", "Lethal Hits", "--edition", "12", "--db", str(db))
     assert (out.returncode, out.stderr) == (1, "Error: --edition 12: no such edition; the known editions are 10, 11\n")
