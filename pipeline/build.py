@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import gc
+import os
 from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -17,6 +18,7 @@ from typing import Callable, Iterator
 
 from pipeline.aliases import load_aliases
 from pipeline.editions import detect_edition
+from pipeline.errors import BuildError
 from pipeline.extract import RawSnapshot, is_present, read_snapshot
 from pipeline.manifest import read_folder_files
 from pipeline.manifest import read_manifest
@@ -274,16 +276,40 @@ def build(raw_dir: Path, db_path: Path, progress: Progress = lambda _msg: None) 
         return _build(raw_dir, db_path, progress)
 
 
+def check_writable(db_path: Path) -> None:
+    """Raise ``BuildError`` (what, where, how to fix) when the database cannot be written there.
+
+    Checked before the parse, so that a wrong ``--db`` fails at once.
+    """
+    if db_path.is_dir():
+        raise BuildError(f"--db {db_path} is a folder: give the path of a database file, "
+                         f"e.g. {db_path / 'wh40k.duckdb'}")
+    try:
+        db_path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise BuildError(f"cannot create the folder {db_path.parent} for the database: {exc.strerror}; "
+                         "choose another --db") from exc
+    if not os.access(db_path.parent, os.W_OK | os.X_OK):
+        raise BuildError(f"cannot write the database {db_path}: the folder {db_path.parent} is not "
+                         "writable; choose another --db")
+
+
 def _build(raw_dir: Path, db_path: Path, progress: Progress) -> BuildReport:
+    check_writable(db_path)
     listed = read_manifest(raw_dir)
     progress(f"read manifest: {len(listed)} sources in {raw_dir}")
     members = read_folder_files(raw_dir)
-    skipped = [s.source_id for s in listed
-               if s.fetch_only and not is_present(raw_dir, s, members.get(s.source_id, ()))]
+    files = {Path(s.file).as_posix() for s in listed}
+    skipped = [
+        s.source_id for s in listed
+        if s.fetch_only and not is_present(raw_dir, s, members.get(s.source_id, ()), frozenset(
+            m for m in members.get(s.source_id, ()) if (Path(s.file) / m).as_posix() in files))
+    ]
     for sid in skipped:
         progress(f"skipped {sid}: not fetched (run `wh40k fetch --only {sid}`, or with --mirror DIR)")
     sources = [s for s in listed if s.source_id not in skipped]
-    snapshots = [with_detected_edition(read_snapshot(raw_dir, source), progress) for source in sources]
+    snapshots = [with_detected_edition(read_snapshot(raw_dir, source, members.get(source.source_id, ())), progress)
+                 for source in sources]
     sources = [snapshot.source for snapshot in snapshots]
     # Parsers that can start work ahead (the export's HTML worker) start it now; the loader's
     # libraries (DuckDB, Arrow, SQLAlchemy: some 0.2 s) are imported while that work runs.
@@ -303,7 +329,7 @@ def _build(raw_dir: Path, db_path: Path, progress: Progress) -> BuildReport:
     finally:
         for left in prepared.values():  # a parser failed before the others took theirs
             if left is not None:
-                left.close()  # type: ignore[attr-defined]
+                left.abort()  # type: ignore[attr-defined]
     valid = validate(sources, results)
     accounting = account(sources, results, valid)
     boilerplate: Counter[str] = Counter()

@@ -51,28 +51,42 @@ def _sha256_of(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def is_present(raw_dir: Path, source: Source, members: tuple[str, ...] = ()) -> bool:
+def is_present(
+    raw_dir: Path, source: Source, members: tuple[str, ...] = (), shared: frozenset[str] = frozenset()
+) -> bool:
     """True when the source's file (or folder) is in ``raw_dir``.
 
     ``members``: for a folder source, the file names its manifest entry lists (``files``); then
-    every one of them must be there (a folder can hold another source's file before its own are
-    fetched: the game system's ``.gst`` beside the BattleScribe catalogues).
+    at least one of them must be there, not counting ``shared`` ones, which are other sources'
+    files too (the game system's ``.gst`` beside the BattleScribe catalogues, fetched on its own).
+    When only some are there, ``read_snapshot`` names the missing ones.
     """
     path = raw_dir / source.file
-    return path.exists() and all((path / m).is_file() for m in members)
+    own = [m for m in members if m not in shared]
+    return path.exists() and (not own or any((path / m).is_file() for m in own))
 
 
-def read_snapshot(raw_dir: Path, source: Source) -> RawSnapshot:
+def read_snapshot(raw_dir: Path, source: Source, members: tuple[str, ...] = ()) -> RawSnapshot:
     """Read one source's file (or folder) under ``raw_dir``.
 
     From a folder, the files whose names end as ``pipeline.parsers.FOLDER_FILES`` lists for the
     source's format: a ``.csv`` table under its table name (``Datasheets``), another file under its
     file name (``Tyranids.cat``).
 
+    ``members`` are the file names the manifest lists for a folder source (``files``): a missing
+    one is an error, never a table silently left out.
+
     Raises ``RawFileError`` naming the file when it is missing, unreadable, not UTF-8, or its
     content does not match the manifest's ``sha256``.
     """
     path = raw_dir / source.file
+    missing = [m for m in members if not (path / m).is_file()]
+    if missing:
+        raise RawFileError(
+            f"{path}: {', '.join(missing)} of source {source.source_id!r} "
+            f"{'is' if len(missing) == 1 else 'are'} missing (listed in the raw manifest's files); "
+            f"`wh40k fetch --only {source.source_id}` brings {'it' if len(missing) == 1 else 'them'} back"
+        )
     if path.is_dir():
         endings = FOLDER_FILES.get(source.format, (".csv",))
         tables = sorted(p for p in path.iterdir() if p.is_file() and p.suffix.lower() in endings)
@@ -85,9 +99,10 @@ def read_snapshot(raw_dir: Path, source: Source) -> RawSnapshot:
         })
     else:
         snapshot = RawSnapshot(source, text=_read_text(path, source))
-    if source.sha256 and _sha256_of(path) != source.sha256:
+    if source.sha256 and (actual := _sha256_of(path)) != source.sha256:
         raise RawFileError(
             f"{path}: content does not match the sha256 in the raw manifest for source "
-            f"{source.source_id!r}; if the new snapshot is intended, update its sha256 there"
+            f"{source.source_id!r} (it is {actual}); if the new snapshot is intended, put that "
+            "sha256 there"
         )
     return snapshot

@@ -8,6 +8,7 @@ that same declaration, which DuckDB inserts in bulk.
 from __future__ import annotations
 
 import os
+import secrets
 from collections import defaultdict
 from pathlib import Path
 
@@ -17,6 +18,7 @@ import sqlalchemy as sa
 from duckdb_engine import Dialect as DuckDBDialect
 from sqlalchemy.schema import CreateTable
 
+from pipeline.errors import BuildError
 from schemas.records import Record
 from schemas.tables import RECORD_OF_TABLE, TABLES, column_values, metadata
 
@@ -54,16 +56,33 @@ def view_statements() -> list[str]:
 def load_database(records: list[Record], db_path: Path) -> dict[str, int]:
     """Write ``records`` into a new DuckDB database at ``db_path``; return rows per table.
 
-    The database is written to ``<db_path>.tmp`` and renamed over ``db_path`` only when
-    complete, so a failed build leaves the previous database intact. The tables are created by
+    The database is written to a temporary file of its own beside ``db_path``
+    (``.<name>.<pid>.<random>.tmp``) and renamed over ``db_path`` only when complete, so a failed
+    or interrupted build leaves the previous database intact and no temporary file; of two
+    builds at once, the last to finish wins. Raises ``BuildError`` when the file cannot be
+    written. The tables are created by
     the DDL SQLAlchemy compiles from their declarations; the rows and views go in through
     DuckDB's own connection, in one transaction. Raises DuckDB's error (a bug in the
     validation) if a row breaks a primary key.
     """
-    db_path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = db_path.with_name(db_path.name + ".tmp")
-    for leftover in (tmp, tmp.with_name(tmp.name + ".wal")):
-        leftover.unlink(missing_ok=True)
+    # A name of this build's own: two builds at once never write the same file; the last
+    # rename wins, and each one is a complete database.
+    tmp = db_path.with_name(f".{db_path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    try:
+        rows = _write(records, tmp)
+        os.replace(tmp, db_path)
+    except duckdb.InterruptException:  # Ctrl-C while DuckDB works: an interrupt like any other
+        raise KeyboardInterrupt from None
+    except (OSError, duckdb.IOException) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc).splitlines()[0]
+        raise BuildError(f"cannot write the database {db_path}: {reason}; choose another --db") from exc
+    finally:
+        for leftover in (tmp, tmp.with_name(tmp.name + ".wal")):
+            leftover.unlink(missing_ok=True)  # after a failure or an interrupt (Ctrl-C)
+    return rows
+
+
+def _write(records: list[Record], tmp: Path) -> dict[str, int]:
     by_table: dict[str, list[Record]] = defaultdict(list)
     for record in records:
         by_table[record.__table__].append(record)
@@ -87,5 +106,4 @@ def load_database(records: list[Record], db_path: Path) -> dict[str, int]:
         con.execute("CHECKPOINT")
     finally:
         con.close()
-    os.replace(tmp, db_path)
     return {name: len(by_table.get(name, [])) for name in TABLES}

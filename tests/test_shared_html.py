@@ -11,6 +11,7 @@ import time
 
 import pytest
 
+from pipeline.errors import InputError
 from pipeline.normalise.text import SharedHtmlCleaning, background_jobs, html_to_text
 
 pytestmark = pytest.mark.skipif(
@@ -86,5 +87,18 @@ def test_wh40k_jobs_setting(monkeypatch):
     monkeypatch.setenv("WH40K_JOBS", "3")
     assert background_jobs() == 3
     monkeypatch.setenv("WH40K_JOBS", "two")
-    with pytest.raises(ValueError, match="WH40K_JOBS='two'"):
+    with pytest.raises(InputError, match="WH40K_JOBS='two'"):
         background_jobs()
+    monkeypatch.setenv("WH40K_JOBS", "0")
+    with pytest.raises(InputError, match="1 or more"):
+        background_jobs()
+
+
+def test_abort_stops_the_worker_at_once(monkeypatch):
+    monkeypatch.delenv("WH40K_JOBS", raising=False)
+    shared = SharedHtmlCleaning.start(lambda: list(FRAGMENTS) * 1, capacity=100, chunk_size=10)
+    assert shared is not None
+    shared.expect(list(FRAGMENTS))
+    shared.abort()
+    assert not shared._worker.is_alive()
+    shared.close()  # closing after an abort does nothing more

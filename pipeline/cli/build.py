@@ -98,6 +98,11 @@ def build_command(
     from pipeline.build import build
 
     progress = (lambda _m: None) if quiet else (lambda m: print(m, file=sys.stderr))
-    report = build(raw, db, progress)
+    try:
+        report = build(raw, db, progress)
+    except KeyboardInterrupt:
+        # the build writes a temporary file of its own, removed on the way out
+        print(f"Interrupted: {db} was not changed", file=sys.stderr)
+        raise typer.Exit(130) from None
     if not quiet:
         _summary(report)

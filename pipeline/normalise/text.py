@@ -7,12 +7,15 @@ import multiprocessing
 import os
 import queue
 import re
+import signal
 import sys
 import unicodedata
 from functools import lru_cache
 from typing import Any, Callable
 
 from bs4 import BeautifulSoup
+
+from pipeline.errors import InputError
 
 #: Characters read as a plain hyphen-minus in names and values.
 _HYPHENS = {
@@ -117,13 +120,14 @@ def background_jobs() -> int:
 
     ``WH40K_JOBS=1`` keeps all the work in the calling process.
 
-    Raises ``ValueError`` when ``WH40K_JOBS`` is not a whole number of at least 1.
+    Raises ``InputError`` when ``WH40K_JOBS`` is not a whole number of at least 1.
     """
     setting = os.environ.get("WH40K_JOBS", "").strip()
     if not setting:
         return min(2, os.cpu_count() or 1)
     if not setting.isdigit() or int(setting) < 1:
-        raise ValueError(f"WH40K_JOBS={setting!r}: expected a whole number of processes, 1 or more")
+        raise InputError(f"WH40K_JOBS={setting!r}: expected a whole number of processes, 1 or more "
+                         "(1 keeps the build in one process); unset it for the default")
     return int(setting)
 
 
@@ -139,7 +143,8 @@ def _clean_from_the_back(
 ) -> None:
     """Worker: list the fragments, then claim chunks from the last one backwards and send
     ``(fragments, texts)`` for each, until a chunk is already claimed (the caller got there
-    first); then send ``None``."""
+    first); then send ``None``. Ctrl-C is the caller's to handle: the worker ignores it."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         chunks = _chunks_of(list_fragments(), chunk_size)
         for k in range(min(len(chunks), len(claims)) - 1, -1, -1):
@@ -250,6 +255,15 @@ class SharedHtmlCleaning:
             else:
                 self._arrived[message[0]] = (message[1], message[2])
         return self._arrived.pop(k, None)
+
+    def abort(self) -> None:
+        """Stop the worker at once (after an error or Ctrl-C): nothing more is read from it."""
+        self._worker_finished = True
+        if self._worker.is_alive():
+            self._worker.kill()
+        self._worker.join(timeout=5)
+        self._results.cancel_join_thread()
+        self._results.close()
 
     def close(self) -> None:
         """Stop the worker (it stops at the next chunk it finds claimed) and wait for it."""

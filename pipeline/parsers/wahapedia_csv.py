@@ -587,11 +587,16 @@ class _Export:
 
     def run(self) -> ExportParseResult:
         try:
-            return self._run()
-        finally:
+            result = self._run()
+        except BaseException:  # an error or Ctrl-C: stop the worker, read nothing more from it
             if self._shared_html is not None:
-                self._shared_html.close()
-                self._shared_html = None
+                self._shared_html.abort()
+            raise
+        finally:
+            shared, self._shared_html = self._shared_html, None
+        if shared is not None:
+            shared.close()
+        return result
 
     def _run(self) -> ExportParseResult:
         self.rows("Last_update", self.last_update)
