@@ -67,34 +67,151 @@ def model_count(con: duckdb.DuckDBPyConnection, datasheet: dict) -> tuple[int, s
     return 1, "no model count in the database: 1 model assumed (use --models / --target-models)"
 
 
-def _model_type_counts(con: duckdb.DuckDBPyConnection, datasheet_id: str) -> dict[str, int]:
-    """Smallest number of each model type, from the composition (``9 Kasrkin Troopers``);
-    the first line that names a type wins (the unit's smallest size is listed first)."""
+def _model_key(name: str) -> str:
+    """A model name compared singular or plural, word by word ("Boyz" and "Boy", "Sisters
+    Novitiate" and "Sister Novitiate", "Guardsmen" and "Guardsman"); a last word "model" is
+    left out ("Every Grenadier model").
+
+    >>> _model_key("Sisters Novitiate") == _model_key("Sister Novitiate")
+    True
+    >>> _model_key("Boyz") == _model_key("Boy"), _model_key("Grenadier model")
+    (True, 'grenadier')
+    """
+    words = slug(name).split("-")
+    if len(words) > 1 and words[-1] in ("model", "models"):
+        words = words[:-1]
+    out = []
+    for w in words:
+        if w.endswith("men"):
+            w = w[:-3] + "man"
+        elif w.endswith("z") and len(w) > 3:
+            w = w[:-1]
+        elif w.endswith("s") and not w.endswith("ss"):
+            w = w[:-1]
+        out.append(w)
+    return "-".join(out)
+
+
+def _model_type_counts(con: duckdb.DuckDBPyConnection, datasheet_id: str, unit_size: int) -> dict[str, int]:
+    """Number of each model type in a unit of ``unit_size`` models, keyed by ``_model_key``.
+
+    The composition's first option (up to an ``OR`` line or a model type named again) gives each
+    type its minimum (``9 Kasrkin Troopers``); models the minimums leave out of ``unit_size`` go
+    to the types in order, each up to its maximum (Fortis Kill Team: 1 Sergeant and 2-9
+    Intercessors at 10 models -> 9 Intercessors).
+    """
     counts: dict[str, int] = {}
-    for name, low in con.execute(
-        "SELECT model_name, min_models FROM unit_composition WHERE datasheet_id = ? ORDER BY line",
+    highs: dict[str, int | None] = {}
+    for name, low, high, text in con.execute(
+        "SELECT model_name, min_models, max_models, text FROM unit_composition WHERE datasheet_id = ? ORDER BY line",
         [datasheet_id]).fetchall():
-        if low:
-            counts.setdefault(slug(name).rstrip("s"), low)
+        if text.strip().upper() == "OR":
+            break
+        if not name or low is None:
+            continue
+        key = _model_key(name)
+        if key in counts:
+            break
+        counts[key], highs[key] = low, high
+    spare = unit_size - sum(counts.values())
+    for key in counts:
+        if spare <= 0:
+            break
+        room = spare if highs[key] is None else max(0, min(spare, highs[key] - counts[key]))
+        counts[key] += room
+        spare -= room
     return counts
 
 
-def _line_models(models_text: str, model_count: int | None, unit_size: int, types: dict[str, int]) -> int:
-    """How many models a loadout line speaks of.
+def _line_models(models_text: str, model_count: int | None, types: dict[str, int]) -> int | None:
+    """How many models a loadout line speaks of, or None when it names models the composition
+    does not have (or "every model", which is whatever models the other lines leave).
 
-    ``6 Battle Sisters`` -> 6; ``Every model`` -> the unit size; ``Every Kasrkin Trooper`` /
-    ``Each Retributor`` -> that type's number in the composition (else the unit size);
-    ``This model``, ``The Sister Superior``, ``One ...`` -> 1.
+    ``6 Battle Sisters`` -> 6; ``Every Kasrkin Trooper`` / ``Each Retributor`` -> that type's
+    number in the composition (``_model_type_counts``); ``This model``, ``The Sister Superior``,
+    ``One ...`` -> 1; ``The Kill Team Sergeant and every Kill Team Intercessor`` -> the sum.
+
+    >>> _line_models("Every Boy", None, {"boss-nob": 1, "boy": 9})
+    9
+    >>> _line_models("The Sergeant and every Intercessor", None, {"sergeant": 1, "intercessor": 4})
+    5
+    >>> _line_models("Every Proctor-Exactant and Exaction Vigilant", None, {"proctor-exactant": 1,
+    ...              "exaction-vigilant": 9})
+    10
+    >>> _line_models("Every Blue Horror added to this unit", None, {"pink-horror": 10}) is None
+    True
     """
     if model_count is not None:
         return model_count
-    m = re.match(r"(?i)(every|each)\s+(.+)", models_text.strip())
-    if not m:
-        return 1
-    who = m.group(2)
-    if re.match(r"(?i)models?\b", who):
-        return unit_size
-    return types.get(slug(who).rstrip("s"), unit_size)
+    if re.fullmatch(r"(?i)(this|the)\s+unit", models_text.strip()):
+        return None
+    total = 0
+    every = False
+    for part in re.split(r"(?i)\s+and\s+", models_text.strip()):
+        m = re.match(r"(?i)(every|each)\s+(.+)", part.strip())
+        if m:
+            every, who = True, m.group(2)
+        elif every and not re.match(r"(?i)(the|this|one|an?|\d+)\b", part.strip()):
+            who = part.strip()  # "Every Proctor-Exactant and Exaction Vigilant"
+        else:
+            every = False
+            total += 1
+            continue
+        if re.match(r"(?i)(other\s+)?models?\b", who):
+            return None
+        n = types.get(_model_key(who))
+        if n is None:
+            return None
+        total += n
+    return total
+
+
+def line_model_counts(con: duckdb.DuckDBPyConnection, datasheet: dict, unit_size: int) -> tuple[list[int], list[str]]:
+    """The number of models of each ``wargear_loadouts`` line of ``datasheet`` (in line order) at
+    ``unit_size`` models, and notes on the counts that could not be read as printed.
+
+    Each line is counted by ``_line_models``. A line "additionally equipped" adds equipment to
+    models another line counts, so it takes none of the unit's models; the other lines together
+    never count more than ``unit_size`` models: a line that would is cut to the models left, a
+    line naming no model of the composition ("Every Blue Horror added ... using the Split
+    ability") or "every model" next to other lines gets the models the other lines leave, and
+    models no line speaks of are named (they fire nothing by default).
+    """
+    name = datasheet["name"]
+    rows = con.execute(
+        "SELECT models, model_count, text FROM wargear_loadouts WHERE datasheet_id = ? ORDER BY line",
+        [datasheet["datasheet_id"]]).fetchall()
+    types = _model_type_counts(con, datasheet["datasheet_id"], unit_size)
+    extra = [bool(re.search(r"(?i)\badditionally\b", raw or "")) for _, _, raw in rows]
+    counts = [_line_models(m, c, types) for m, c, _ in rows]
+    known = sum(n for n, x in zip(counts, extra) if n is not None and not x)
+    notes: list[str] = []
+    used = 0
+    out: list[int] = []
+    for (models, _, _), n, x in zip(rows, counts, extra):
+        if n is None:
+            n = max(0, unit_size - known) if any(not e for e, c in zip(extra, counts) if c is not None) \
+                else unit_size
+            if not re.match(r"(?i)(every|each)\s+models?\b", models.strip()) or n != unit_size:
+                notes.append(f"{name}: loadout line {models!r} matches no model of the unit's composition; "
+                             f"counted as {n} model{'s' if n != 1 else ''} (the models no other line covers)")
+        if x:
+            out.append(n)
+            continue
+        if used + n > unit_size:
+            cut = max(0, unit_size - used)
+            notes.append(f"{name}: loadout line {models!r} counted as {cut} model{'s' if cut != 1 else ''}, "
+                         f"not {n}: the lines before it already count {used} of the unit's {unit_size}")
+            n = cut
+        used += n
+        out.append(n)
+    if rows and used < unit_size:
+        left = unit_size - used
+        notes.append(f"{name}: {left} of its {unit_size} models have no loadout line, so fire nothing by "
+                     "default; choose their weapons with --weapon" if left != 1 else
+                     f"{name}: 1 of its {unit_size} models has no loadout line, so fires nothing by "
+                     "default; choose its weapons with --weapon")
+    return out, notes
 
 
 #: Number words a loadout item may start with ("two shuriken cannons").
@@ -188,7 +305,8 @@ class Loadout:
     name is a weapon of the other phase only); ``withheld``: (Pistol, unmatched item)
     for Pistols not fired in the shooting phase because their bearer also carries an unmatched
     item, which may be the ranged weapon it fires instead (Pistol, 10th edition); ``items``:
-    every line as printed, ``"<models>: <equipment>"``, for messages.
+    every line as printed, ``"<models>: <equipment>"``, for messages; ``notes``: lines whose
+    model count was not read as printed.
     """
 
     fired: dict[str, int]
@@ -196,6 +314,7 @@ class Loadout:
     unmatched: tuple[str, ...]
     items: tuple[str, ...]
     withheld: tuple[tuple[str, str], ...] = ()
+    notes: tuple[str, ...] = ()  # model counts of lines not read as printed (``line_model_counts``)
 
 
 def read_loadout(con: duckdb.DuckDBPyConnection, datasheet: dict, phase: Phase, unit_size: int) -> Loadout:
@@ -219,16 +338,15 @@ def read_loadout(con: duckdb.DuckDBPyConnection, datasheet: dict, phase: Phase, 
     pistols = {n for (n,) in con.execute(
         "SELECT DISTINCT weapon_name FROM weapon_abilities WHERE datasheet_id = ? AND name = 'PISTOL'",
         [ds_id]).fetchall()}
-    types = _model_type_counts(con, ds_id)
+    line_counts, count_notes = line_model_counts(con, datasheet, unit_size)
     fired: Counter[str] = Counter()
     per_model: dict[str, int] = {}
     unmatched: list[str] = []
     withheld: list[tuple[str, str]] = []
     items: list[str] = []
-    for line in _rows(con.execute(
+    for line, n in zip(_rows(con.execute(
         "SELECT models, model_count, equipment FROM wargear_loadouts WHERE datasheet_id = ? ORDER BY line", [ds_id]
-    )):
-        n = _line_models(line["models"], line["model_count"], unit_size, types)
+    )), line_counts):
         items.append(f"{line['models']}: {line['equipment']}")
         carried: dict[str, int] = {}
         line_unmatched: list[str] = []
@@ -257,7 +375,7 @@ def read_loadout(con: duckdb.DuckDBPyConnection, datasheet: dict, phase: Phase, 
     return Loadout(
         fired={w: fired[w] for w in sorted(fired, key=order.index) if fired[w] > 0},
         per_model=per_model, unmatched=tuple(dict.fromkeys(unmatched)), items=tuple(items),
-        withheld=tuple(dict.fromkeys(withheld)),
+        withheld=tuple(dict.fromkeys(withheld)), notes=tuple(count_notes),
     )
 
 
@@ -386,6 +504,7 @@ def attacker_weapons(
         "SELECT DISTINCT weapon_name FROM weapon_profiles WHERE datasheet_id = ? ORDER BY 1",
         [datasheet["datasheet_id"]]).fetchall()]
     if not weapon_names:
+        notes.extend(loadout.notes)
         for item in loadout.unmatched:
             notes.append(_unmatched_note(con, datasheet, item, all_weapons))
         for pistol, item in loadout.withheld:

@@ -106,3 +106,66 @@ def test_explain_cites_the_game_system_rules_and_says_which_wordings_are_missing
     assert steps["hit-roll"]["source_id"] is None
     assert steps["hit-roll"]["note"].startswith("combat-patrol games only: wahapedia-10e-cp-sanctuary-guardians")
     assert steps["save-rolls"]["source_id"] is None
+
+
+# Loadout lines count the unit's models once: plural names match the composition ("Every Boy" of
+# "9-19 Boyz"), a line naming no model of the composition gets the models the others leave, and
+# the lines never count more models than the unit has (a note says when a count was not read).
+
+@pytest.mark.parametrize("attacker, fired", [
+    ("Boyz", {"Slugga": 10}),  # 1 Boss Nob and 9 Boyz, one slugga each (not 11)
+    ("10e/imperial-agents/fortis-kill-team", {"Bolt rifle": 5}),  # 5 Intercessors (not 20)
+    ("10e/chaos-daemons/pink-horrors", {"Coruscating Pink Flames": 10}),  # not 30
+    ("Repentia Squad", {"Bolt pistol": 1}),  # the Superior; 4 Sisters Repentia have no ranged weapon
+    ("10e/astra-militarum/death-korps-grenadier-squad", {"Hot-shot lasgun": 9, "Sergeant’s pistol": 1}),
+    ("Sisters Novitiate Squad", {"Autogun": 9, "Boltgun": 1}),
+    ("Exaction Squad", {"Arbites combat shotgun": 10}),  # "Every Proctor-Exactant and Exaction Vigilant"
+    ("10e/space-marines/fortis-kill-team", {"Deathwatch bolt rifle": 10}),
+])
+def test_loadout_lines_count_each_model_once(db, attacker, fired):
+    out = attack(AttackRequest(attacker=attacker, target="MEQ"), db)
+    assert _fired(out) == fired
+
+
+def test_boyz_fire_ten_sluggas_at_marines(db):
+    out = attack(AttackRequest(attacker="Boyz", target="MEQ"), db)
+    # 10 shots at 5+, S4 v T4 on 4+, AP0 v Sv3+: 10 x 1/3 x 1/2 x 1/3
+    assert out.result.unsaved.mean == pytest.approx(float(10 * Fraction(1, 18)), abs=1e-12)
+
+
+def test_repentia_squad_melee_counts_four_sisters_repentia(db):
+    out = attack(AttackRequest(attacker="Repentia Squad", target="MEQ", phase="fight"), db)
+    assert _fired(out)["Penitent eviscerator"] == 4
+
+
+def test_lines_naming_no_model_of_the_composition_are_said(db):
+    out = attack(AttackRequest(attacker="10e/chaos-daemons/pink-horrors", target="MEQ"), db)
+    assert any("'Every Blue Horror added to this unit using the Split ability' matches no model" in n
+               and "counted as 0 models" in n for n in out.notes)
+    out = attack(AttackRequest(attacker="10e/astra-militarum/death-korps-grenadier-squad", target="MEQ"), db)
+    assert any("'The Heavy Weapons Team' counted as 0 models, not 1" in n for n in out.notes)
+
+
+def test_models_with_no_loadout_line_are_said(db):
+    out = attack(AttackRequest(attacker="Scourges with Shardcarbines", target="MEQ"), db)
+    assert _fired(out) == {"Shardcarbine": 1}
+    assert "Scourges with Shardcarbines: 4 of its 5 models have no loadout line, so fire nothing by default; " \
+           "choose their weapons with --weapon" in out.notes
+
+
+def test_no_datasheet_counts_more_models_in_its_loadout_than_it_has(db):
+    from pipeline.engine.from_db import line_model_counts, model_count
+    from pipeline.query import _rows, open_database
+
+    con = open_database(db)
+    over = []
+    for ds in _rows(con.execute("SELECT * FROM datasheets WHERE datasheet_id IN "
+                                "(SELECT datasheet_id FROM wargear_loadouts)")):
+        size = model_count(con, ds)[0]
+        counts, notes = line_model_counts(con, ds, size)
+        extra = [("additionally" in t.lower()) for (t,) in con.execute(
+            "SELECT text FROM wargear_loadouts WHERE datasheet_id = ? ORDER BY line", [ds["datasheet_id"]]).fetchall()]
+        total = sum(c for c, x in zip(counts, extra) if not x)
+        if total > size or (total != size and not notes):
+            over.append((ds["datasheet_id"], size, total))
+    assert over == []
