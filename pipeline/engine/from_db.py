@@ -17,7 +17,7 @@ from typing import Literal, Sequence
 
 import duckdb
 
-from pipeline.engine.profiles import Target, Weapon
+from pipeline.engine.profiles import Context, Target, Weapon
 from pipeline.errors import InputError, NotFoundError
 from pipeline.normalise.characteristics import make_dice
 from pipeline.normalise.text import slug
@@ -315,6 +315,9 @@ class Loadout:
     items: tuple[str, ...]
     withheld: tuple[tuple[str, str], ...] = ()
     notes: tuple[str, ...] = ()  # model counts of lines not read as printed (``line_model_counts``)
+    #: fight phase: (line as printed, models, {melee weapon: count per model}) for lines whose models
+    #: carry several melee weapons without [EXTRA ATTACKS]; each model fights with one of them
+    alternatives: tuple[tuple[str, int, dict[str, int]], ...] = ()
 
 
 def read_loadout(con: duckdb.DuckDBPyConnection, datasheet: dict, phase: Phase, unit_size: int) -> Loadout:
@@ -324,7 +327,9 @@ def read_loadout(con: duckdb.DuckDBPyConnection, datasheet: dict, phase: Phase, 
     (``loadout_item``), matched to a profile by ``match_weapon``. In the shooting phase a model
     with Pistols and other ranged weapons fires the other ranged weapons (Pistol, 10th edition);
     an item that matches no profile counts as such another weapon, so a Pistol is never fired in
-    place of a weapon whose profile is missing (``Loadout.withheld``).
+    place of a weapon whose profile is missing (``Loadout.withheld``). In the fight phase a model
+    fights with one melee weapon plus those with [EXTRA ATTACKS] (Fight phase, Making Attacks,
+    10th edition): a line with several other melee weapons goes to ``Loadout.alternatives``.
     """
     ds_id = datasheet["datasheet_id"]
     is_melee = phase == "fight"
@@ -338,6 +343,10 @@ def read_loadout(con: duckdb.DuckDBPyConnection, datasheet: dict, phase: Phase, 
     pistols = {n for (n,) in con.execute(
         "SELECT DISTINCT weapon_name FROM weapon_abilities WHERE datasheet_id = ? AND name = 'PISTOL'",
         [ds_id]).fetchall()}
+    extra_attacks = {n for (n,) in con.execute(
+        "SELECT DISTINCT weapon_name FROM weapon_abilities WHERE datasheet_id = ? AND name = 'EXTRA ATTACKS' "
+        "AND is_melee", [ds_id]).fetchall()}
+    alternatives: list[tuple[str, int, dict[str, int]]] = []
     line_counts, count_notes = line_model_counts(con, datasheet, unit_size)
     fired: Counter[str] = Counter()
     per_model: dict[str, int] = {}
@@ -368,6 +377,13 @@ def read_loadout(con: duckdb.DuckDBPyConnection, datasheet: dict, phase: Phase, 
                 carried = {}
             elif any(w not in pistols for w in carried):
                 carried = {w: c for w, c in carried.items() if w not in pistols}
+        if phase == "fight":
+            for weapon, count in carried.items():
+                per_model[weapon] = max(per_model.get(weapon, 0), count)
+            one_of = {w: c for w, c in carried.items() if w not in extra_attacks}
+            if len(one_of) > 1:
+                alternatives.append((f"{line['models']}: {line['equipment']}", n, one_of))
+                carried = {w: c for w, c in carried.items() if w in extra_attacks}
         for weapon, count in carried.items():
             fired[weapon] += n * count
             per_model[weapon] = max(per_model.get(weapon, 0), count)
@@ -375,7 +391,7 @@ def read_loadout(con: duckdb.DuckDBPyConnection, datasheet: dict, phase: Phase, 
     return Loadout(
         fired={w: fired[w] for w in sorted(fired, key=order.index) if fired[w] > 0},
         per_model=per_model, unmatched=tuple(dict.fromkeys(unmatched)), items=tuple(items),
-        withheld=tuple(dict.fromkeys(withheld)), notes=tuple(count_notes),
+        withheld=tuple(dict.fromkeys(withheld)), notes=tuple(count_notes), alternatives=tuple(alternatives),
     )
 
 
@@ -451,6 +467,8 @@ def attacker_weapons(
     weapon_names: Sequence[str] = (),
     models: int | None = None,
     notes: list[str] | None = None,
+    target: Target | None = None,
+    context: Context | None = None,
 ) -> list[Weapon]:
     """The weapons a datasheet fires in a phase; ``Weapon.models`` is how many of each are fired
     (models times the weapons each carries).
@@ -470,6 +488,11 @@ def attacker_weapons(
     loadout) by 1 model, said in ``notes``.
     Raises ``NotFoundError`` (with close names) for a weapon or profile the datasheet does not
     have, and ``InputError`` when the datasheet has no weapon for the phase.
+
+    In the fight phase each model fights with one melee weapon plus any with [EXTRA ATTACKS]
+    (10th edition): where a loadout line gives its models several, the one with the highest
+    expected damage against ``target`` (in ``context``) is used, said in ``notes`` (the first
+    when no target is given); ``weapon_names`` overrides the choice.
     """
     notes = notes if notes is not None else []
     if models is not None and models < 1:
@@ -545,8 +568,8 @@ def attacker_weapons(
                 n = count
             elif models is not None:
                 n = models * loadout.per_model.get(match, 1)
-            elif match in loadout.fired:
-                n = loadout.fired[match]
+            elif match in loadout.fired or any(match in o for _, _, o in loadout.alternatives):
+                n = loadout.fired.get(match, 0) + sum(k * o[match] for _, k, o in loadout.alternatives if match in o)
             else:
                 n = 1
                 if unit_size > 1:
@@ -555,11 +578,16 @@ def attacker_weapons(
                         f"give the number first (--weapon \"2 {match.lower()}\") or use --models N"
                     )
             chosen.append((picked, n))
-    else:
-        if not loadout.fired:
-            raise _no_default_weapons(datasheet, kind, loadout, sorted(by_weapon))
-        chosen = [(by_weapon[w][0], n) for w, n in loadout.fired.items()]
     abilities = _abilities(con, datasheet["datasheet_id"])
+    if not weapon_names:
+        if not loadout.fired and not loadout.alternatives:
+            raise _no_default_weapons(datasheet, kind, loadout, sorted(by_weapon))
+        fired = dict(loadout.fired)
+        for line, n, options in loadout.alternatives:
+            best = _best_melee_weapon(datasheet, line, n, options, by_weapon, abilities, target, context, notes)
+            fired[best] = fired.get(best, 0) + n * options[best]
+        chosen = [(by_weapon[w][0], n) for w, n in sorted(fired.items(), key=lambda x: list(by_weapon).index(x[0]))
+                  if n > 0]
     weapons: list[Weapon] = []
     for p, n in chosen:
         others = [o["profile_name"] for o in by_weapon[p["weapon_name"]] if o is not p]
@@ -568,16 +596,51 @@ def attacker_weapons(
                 f"{p['weapon_name']}: fired with its {p['profile_name']!r} profile; its other profiles "
                 f"({', '.join(others)}) are chosen with --weapon \"{p['weapon_name']} ({others[0]})\""
             )
-        weapons.append(Weapon.from_abilities(
-            name=p["weapon_name"] + (f" ({p['profile_name']})" if p["profile_name"] else ""),
-            attacks=make_dice(p["attacks_dice_count"], p["attacks_dice_sides"], p["attacks_modifier"]),
-            skill=p["skill"], strength=p["strength"] or 0,
-            armour_penetration=p["armour_penetration"],
-            damage=make_dice(p["damage_dice_count"], p["damage_dice_sides"], p["damage_modifier"]),
-            abilities=abilities.get((p["weapon_name"], p["is_melee"], p["profile_name"]), []),
-            is_melee=is_melee, models=n,
-        ))
+        weapons.append(_weapon(p, n, abilities))
     return weapons
+
+
+def _weapon(p: dict, n: int, abilities: dict[tuple, list[ParsedWeaponAbility]]) -> Weapon:
+    """The engine weapon of a ``weapon_profiles`` row, fired ``n`` times."""
+    return Weapon.from_abilities(
+        name=p["weapon_name"] + (f" ({p['profile_name']})" if p["profile_name"] else ""),
+        attacks=make_dice(p["attacks_dice_count"], p["attacks_dice_sides"], p["attacks_modifier"]),
+        skill=p["skill"], strength=p["strength"] or 0,
+        armour_penetration=p["armour_penetration"],
+        damage=make_dice(p["damage_dice_count"], p["damage_dice_sides"], p["damage_modifier"]),
+        abilities=abilities.get((p["weapon_name"], p["is_melee"], p["profile_name"]), []),
+        is_melee=p["is_melee"], models=n,
+    )
+
+
+def _best_melee_weapon(datasheet: dict, line: str, n: int, options: dict[str, int],
+                       by_weapon: dict[str, list[dict]], abilities: dict[tuple, list[ParsedWeaponAbility]],
+                       target: Target | None, context: Context | None, notes: list[str]) -> str:
+    """The melee weapon the ``n`` models of a loadout line fight with, out of ``options`` (weapon ->
+    count per model): the highest expected damage against ``target`` (each weapon's first
+    profile); the first when there is no target. The choice goes to ``notes``."""
+    from pipeline.engine import exact
+
+    names = list(options)
+    who = f"{n} models" if n != 1 else "1 model"
+    if target is None:
+        notes.append(f"{datasheet['name']}: the {who} of {line!r} fight with one melee weapon (10th edition): "
+                     f"{names[0]} (the first; no target to compare them); choose with --weapon")
+        return names[0]
+    expected = {}
+    for w in names:
+        if (by_weapon[w][0]["strength"] or 0) < 1:
+            continue
+        result = exact.resolve([_weapon(by_weapon[w][0], n * options[w], abilities)], target, context)
+        expected[w] = result.damage.mean
+    if not expected:
+        return names[0]
+    best = max(expected, key=lambda w: (expected[w], -names.index(w)))
+    others = ", ".join(f"{w} {expected[w]:.4f}" for w in names if w != best and w in expected)
+    notes.append(f"{datasheet['name']}: the {who} of {line!r} fight with one melee weapon each (10th edition, "
+                 f"except [EXTRA ATTACKS] weapons): {best}, the highest expected damage against {target.name} "
+                 f"({expected[best]:.4f}; {others}); choose another with --weapon")
+    return best
 
 
 #: Scopes of an invulnerable save (``model_profiles.invulnerable_save_scope``) that limit it to

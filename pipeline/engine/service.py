@@ -122,16 +122,8 @@ def attack(request: AttackRequest, db: Path = query.DEFAULT_DB) -> AttackOutcome
     if others:
         notes.append(f"attacker {request.attacker!r}: using {sheet['datasheet_id']}; also matching: "
                      + ", ".join(o["datasheet_id"] for o in others) + " (pass a datasheet id to choose)")
-    try:
-        weapons = attacker_weapons(con, sheet, request.phase, request.weapons, request.models, notes)
-    except NotFoundError as exc:
-        if not others:
-            raise
-        raise NotFoundError(
-            f"{exc} (in {sheet['datasheet_id']}; other datasheets of that name: "
-            + ", ".join(o["datasheet_id"] for o in others) + ": pass one as the attacker)"
-        ) from None
-    target = resolve_target(con, request.target, request.target_models, notes, request.phase)
+    target_notes: list[str] = []
+    target = resolve_target(con, request.target, request.target_models, target_notes, request.phase)
     if request.feel_no_pain is not None:
         target = dataclasses.replace(target, feel_no_pain=request.feel_no_pain)
     context = request.context
@@ -142,6 +134,17 @@ def attack(request: AttackRequest, db: Path = query.DEFAULT_DB) -> AttackOutcome
     keywords = frozenset(k for (k,) in con.execute(
         "SELECT upper(keyword) FROM keywords WHERE datasheet_id = ?", [sheet["datasheet_id"]]).fetchall())
     context = dataclasses.replace(context, attacker_keywords=keywords | context.attacker_keywords)
+    try:
+        weapons = attacker_weapons(con, sheet, request.phase, request.weapons, request.models, notes,
+                                   target=target, context=context)
+    except NotFoundError as exc:
+        if not others:
+            raise
+        raise NotFoundError(
+            f"{exc} (in {sheet['datasheet_id']}; other datasheets of that name: "
+            + ", ".join(o["datasheet_id"] for o in others) + ": pass one as the attacker)"
+        ) from None
+    notes.extend(target_notes)
     result = exact.resolve(weapons, target, context)
     return AttackOutcome(sheet["name"], tuple(weapons), target, result,
                          explain_steps(con, result, context.edition), tuple(notes))

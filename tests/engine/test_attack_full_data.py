@@ -169,3 +169,32 @@ def test_no_datasheet_counts_more_models_in_its_loadout_than_it_has(db):
         if total > size or (total != size and not notes):
             over.append((ds["datasheet_id"], size, total))
     assert over == []
+
+
+# Fight phase: a model fights with one melee weapon, plus any with [EXTRA ATTACKS] (10th edition).
+
+def test_corsair_voidreavers_fight_with_power_swords_only(db):
+    out = attack(AttackRequest(attacker="10e/aeldari/corsair-voidreavers", target="MEQ", phase="fight"), db)
+    assert _fired(out) == {"Power sword": 5}
+    assert out.result.attacks.mean == pytest.approx(10, abs=1e-12)
+    # 10 attacks at 3+, S4 v T4 on 4+, AP-2 v Sv3+ saves on 5+: 10 x 2/3 x 1/2 x 2/3
+    assert out.result.unsaved.mean == pytest.approx(float(Fraction(20, 9)), abs=1e-12)
+    assert any("fight with one melee weapon each" in n and "Power sword, the highest expected damage against MEQ "
+               "(2.2222; Close combat weapon 0.7407)" in n for n in out.notes)
+
+
+def test_the_weapon_option_still_picks_the_melee_weapon(db):
+    out = attack(AttackRequest(attacker="10e/aeldari/corsair-voidreavers", target="MEQ", phase="fight",
+                               weapons=("close combat weapon",)), db)
+    assert _fired(out) == {"Close combat weapon": 5}
+
+
+def test_extra_attacks_weapons_are_used_beside_the_chosen_one(db):
+    out = attack(AttackRequest(attacker="10e/chaos-space-marines/chaos-lord-on-juggernaut", target="MEQ",
+                               phase="fight"), db)
+    assert _fired(out) == {"Astartes chainsword": 1, "Bladed horn": 1}
+
+
+def test_karandras_fights_with_one_weapon(db):
+    out = attack(AttackRequest(attacker="Karandras", target="MEQ", phase="fight"), db)
+    assert list(_fired(out)) == ["Arhra’s Bane"]
