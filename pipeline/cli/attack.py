@@ -71,7 +71,8 @@ def outcome_as_dict(outcome: AttackOutcome) -> dict:
     data["input_notes"] = list(outcome.notes)
     data["target"] = {"name": t.name, "toughness": t.toughness, "save": t.save, "wounds": t.wounds,
                       "models": t.models, "invulnerable_save": t.invulnerable_save,
-                      "feel_no_pain": t.feel_no_pain, "keywords": sorted(t.keywords)}
+                      "feel_no_pain": t.feel_no_pain, "keywords": sorted(t.keywords),
+                      "model_profile": t.model_profile, "ignored_model_profiles": list(t.ignored_model_profiles)}
     return data
 
 

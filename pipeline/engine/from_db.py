@@ -724,7 +724,7 @@ def target_from_datasheet(
             "database (its source lost them); give the target as an inline profile, "
             'e.g. --target "T3 Sv3+ W1 x10 INFANTRY"'
         )
-    first = usable[0]
+    first = _bodyguard_line(con, datasheet, usable, models, notes)
     keywords = frozenset(r["keyword"].upper() for r in _rows(con.execute(
         "SELECT keyword FROM keywords WHERE datasheet_id = ?", [datasheet["datasheet_id"]])))
     fnp = fnp_mortal = None
@@ -742,11 +742,82 @@ def target_from_datasheet(
     invuln, why = invulnerable_save_against(first, phase)
     if why:
         notes.append(f"target {datasheet['name']}: {why}")
+    invuln = _invulnerable_save_note(con, datasheet, first, phase, invuln, notes)
+    ignored = tuple(_profile_text(ln) for ln in usable if _characteristics(ln) != _characteristics(first))
     return Target(
         toughness=first["toughness"], save=first["save"], wounds=first["wounds"], models=count,
         invulnerable_save=invuln, feel_no_pain=fnp, feel_no_pain_mortal=fnp_mortal,
         keywords=keywords, stealth=stealth, name=datasheet["name"],
+        model_profile=_profile_text(first) if ignored else None, ignored_model_profiles=ignored,
     )
+
+
+def _characteristics(line: dict) -> tuple:
+    return (line["toughness"], line["save"], line["invulnerable_save"], line["invulnerable_save_scope"],
+            line["wounds"])
+
+
+def _profile_text(line: dict) -> str:
+    """``"GHAZGHKULL THRAKA (T6 Sv2+ W10 inv4+)"``: a model line as it reads in notes."""
+    return (f"{line['model_name']} (T{line['toughness']} Sv{line['save'] or '-'}+ W{line['wounds']}"
+            + (f" inv{line['invulnerable_save']}+" if line["invulnerable_save"] else "") + ")")
+
+
+def _bodyguard_line(con: duckdb.DuckDBPyConnection, datasheet: dict, usable: list[dict], models: int | None,
+                    notes: list[str]) -> dict:
+    """The model line a target unit of several model profiles is modelled with: every model gets
+    the profile of the line with the most models in the composition (the first line on a tie);
+    the lines used and ignored go to ``notes``. Mixed units are not allocated model by model."""
+    if len({_characteristics(ln) for ln in usable}) == 1:
+        return usable[0]
+    size = models if models is not None else model_count(con, datasheet)[0]
+    types = _model_type_counts(con, datasheet["datasheet_id"], size)
+    counts = [types.get(_model_key(ln["model_name"]), 0) for ln in usable]
+    first = usable[max(range(len(usable)), key=lambda i: (counts[i], -i))]
+    ignored = [f"{_profile_text(ln)}, {c} model{'s' if c != 1 else ''}" for ln, c in zip(usable, counts)
+               if _characteristics(ln) != _characteristics(first)]
+    used = counts[usable.index(first)]
+    other, n_other = next((ln, c) for ln, c in zip(usable, counts) if _characteristics(ln) != _characteristics(first))
+    inline = (f"T{other['toughness']} Sv{other['save'] or '-'}{'+' if other['save'] else ''} W{other['wounds']} "
+              f"x{max(n_other, 1)}" + (f" inv{other['invulnerable_save']}+" if other["invulnerable_save"] else ""))
+    notes.append(
+        f"target {datasheet['name']}: its models have different profiles; every model is given the profile of "
+        f"{_profile_text(first)} ({used} model{'s' if used != 1 else ''} of the composition, "
+        f"{'the most' if counts.count(used) == 1 else 'the first line of the most'}), "
+        f"ignoring {'; '.join(ignored)} (mixed units are not allocated model by model; "
+        f"give another line's profile inline, e.g. --target \"{inline}\")")
+    return first
+
+
+#: An invulnerable save note that sets the save against one kind of attack ("* 4+ against melee
+#: attacks", "This invulnerable save is improved to 4+ against melee attacks.").
+_INVULNERABLE_NOTE = re.compile(r"(?i)(\d)\+\s+(?:invulnerable save\s+)?against\s+(melee|ranged)\s+attacks")
+
+
+def _invulnerable_save_note(con: duckdb.DuckDBPyConnection, datasheet: dict, line: dict, phase: Phase,
+                            invuln: int | None, notes: list[str]) -> int | None:
+    """The invulnerable save of ``line`` in ``phase`` once its note (``data_flags`` row
+    ``invulnerable_save_note``, when ``invulnerable_save_scope`` is null) is read: "N+ against
+    melee attacks" gives N+ in the fight phase, "... ranged attacks" in the shooting phase (the
+    better of it and the printed save), said in ``notes``."""
+    if line.get("invulnerable_save_scope") is not None:
+        return invuln
+    for (detail,) in con.execute(
+        "SELECT detail FROM data_flags WHERE table_name = 'model_profiles' AND flag = 'invulnerable_save_note' "
+        "AND entity_key = ?", [f"{datasheet['datasheet_id']}|{line['line']}"]).fetchall():
+        m = _INVULNERABLE_NOTE.search(detail)
+        if not m:
+            continue
+        value, kind = int(m.group(1)), m.group(2).lower()
+        if _SCOPE_PHASE[kind] != phase:
+            continue
+        if invuln is None or value < invuln:
+            notes.append(f"target {datasheet['name']}: invulnerable save {value}+ against {kind} attacks "
+                         f"(its note {detail.strip()!r}), not {invuln}+" if invuln else
+                         f"target {datasheet['name']}: invulnerable save {value}+ against {kind} attacks "
+                         f"(its note {detail.strip()!r})")
+            invuln = value
+    return invuln
 
 
 def all_weapon_profiles(con: duckdb.DuckDBPyConnection, is_melee: bool = False) -> list[Weapon]:

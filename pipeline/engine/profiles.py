@@ -146,6 +146,9 @@ class Target:
     keywords: frozenset[str] = field(default_factory=frozenset)
     stealth: bool = False
     name: str = "target"
+    #: a unit of several model profiles: the model line every model is given, and the lines ignored
+    model_profile: str | None = None
+    ignored_model_profiles: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -198,3 +198,54 @@ def test_extra_attacks_weapons_are_used_beside_the_chosen_one(db):
 def test_karandras_fights_with_one_weapon(db):
     out = attack(AttackRequest(attacker="Karandras", target="MEQ", phase="fight"), db)
     assert list(_fired(out)) == ["Arhra’s Bane"]
+
+
+# A target unit of several model profiles is given the profile of the line with the most models.
+
+def test_howling_banshees_are_modelled_as_banshees_not_the_exarch_and_said_so(db):
+    out = attack(AttackRequest(attacker="Canoness", target="Howling Banshees"), db)
+    t = out.target
+    assert (t.toughness, t.save, t.wounds, t.invulnerable_save) == (3, 4, 1, 5)
+    assert t.model_profile == "HOWLING BANSHEE (T3 Sv4+ W1 inv5+)"
+    assert t.ignored_model_profiles == ("HOWLING BANSHEE EXARCH (T3 Sv4+ W2 inv5+)",)
+    assert any("every model is given the profile of HOWLING BANSHEE (T3 Sv4+ W1 inv5+) (4 models of the "
+               "composition, the most), ignoring HOWLING BANSHEE EXARCH (T3 Sv4+ W2 inv5+), 1 model" in n
+               for n in out.notes)
+
+
+def test_ghazghkull_thraka_names_makari_as_ignored_in_json(db):
+    run = wh40k("attack", "Canoness", "--target", "Ghazghkull Thraka", "--format", "json", "--db", str(db))
+    assert run.returncode == 0, run.stderr
+    err = run.stderr
+    target = json.loads(run.stdout)["target"]
+    assert (target["wounds"], target["model_profile"]) == (10, "GHAZGHKULL THRAKA (T6 Sv2+ W10 inv4+)")
+    assert target["ignored_model_profiles"] == ["MAKARI (T6 Sv7+ W1 inv2+)"]
+    assert 'e.g. --target "T6 Sv7+ W1 x1 inv2+"' in err
+
+
+def test_one_profile_units_name_no_model_profile(db):
+    out = attack(AttackRequest(attacker="Canoness", target="Wyches"), db)
+    assert (out.target.model_profile, out.target.ignored_model_profiles) == (None, ())
+
+
+# An invulnerable save note that changes the save against melee attacks applies in the fight phase.
+
+def test_wyches_have_a_4_plus_invulnerable_save_in_melee(db):
+    out = attack(AttackRequest(attacker="Canoness", target="Wyches", phase="fight"), db)
+    assert out.target.invulnerable_save == 4
+    # hallowed chainsword: 5 attacks at 2+, S3 v T3 on 4+; AP-1 v Sv6+ none, so the 4+ invulnerable save
+    assert out.result.wounds.mean == pytest.approx(float(Fraction(25, 12)), abs=1e-12)
+    assert out.result.unsaved.mean == pytest.approx(float(Fraction(25, 24)), abs=1e-12)
+    assert "target Wyches: invulnerable save 4+ against melee attacks (its note '* 4+ against melee attacks'), " \
+           "not 6+" in out.notes
+
+
+def test_wyches_keep_their_6_plus_invulnerable_save_against_shooting(db):
+    out = attack(AttackRequest(attacker="Canoness", target="Wyches"), db)
+    assert out.target.invulnerable_save == 6
+
+
+@pytest.mark.parametrize("phase, save", [("fight", 4), ("shooting", 5)])
+def test_howling_banshees_invulnerable_save_by_phase(db, phase, save):
+    out = attack(AttackRequest(attacker="Canoness", target="Howling Banshees", phase=phase), db)
+    assert out.target.invulnerable_save == save
