@@ -76,6 +76,27 @@ def outcome_as_dict(outcome: AttackOutcome) -> dict:
     return data
 
 
+def choice_lines(choices: dict) -> list[str]:
+    """The engine's choices for the attacker as text, one line each.
+
+    >>> choice_lines({"rerolls": [{"weapon": "Boltgun", "roll": "wound", "policy": "failed", "faces": [1, 2, 3]}],
+    ...               "Anti: Haywire blaster": "Anti-VEHICLE 4+"})
+    ['Boltgun: re-roll failed wound rolls (the faces 1, 2, 3)', 'Anti: Haywire blaster: Anti-VEHICLE 4+']
+    """
+    lines = []
+    for key, value in choices.items():
+        if key == "rerolls" and isinstance(value, list):
+            for r in value:
+                faces = ", ".join(str(f) for f in r.get("faces", []))
+                what = {"ones": f"{r['roll']} rolls of 1", "failed": f"failed {r['roll']} rolls"}.get(
+                    r["policy"], f"{r['policy']} {r['roll']} rolls")
+                lines.append(f"{r['weapon']}: re-roll {what}"
+                             + (f" (the face{'s' if len(r.get('faces', [])) != 1 else ''} {faces})" if faces else ""))
+        else:
+            lines.append(f"{key}: {value}")
+    return lines
+
+
 def _render_explain(outcome: AttackOutcome, out: Console) -> None:
     from rich.table import Table
 
@@ -100,7 +121,7 @@ def _render(outcome: AttackOutcome, explain: bool = False) -> None:
     r = outcome.result
     t = outcome.target
     out.print(f"{outcome.attacker} attacks {t.name} "
-              f"(T{t.toughness} Sv{t.save or '-'}+ W{t.wounds} x{t.models}"
+              f"(T{t.toughness} {f'Sv{t.save}+' if t.save else 'Sv-'} W{t.wounds} x{t.models}"
               + (f" inv{t.invulnerable_save}+" if t.invulnerable_save else "")
               + (f" fnp{t.feel_no_pain}+" if t.feel_no_pain else "") + ")", soft_wrap=True)
     for w in outcome.weapons:
@@ -130,8 +151,8 @@ def _render(outcome: AttackOutcome, explain: bool = False) -> None:
     if r.hazardous_mortal_wounds:
         out.print(f"Hazardous: expected mortal wounds suffered by the attacker = {r.hazardous_mortal_wounds:.4f}",
                   soft_wrap=True)
-    for k, v in r.choices.items():
-        out.print(f"choice: {k}: {v}", soft_wrap=True)
+    for line in choice_lines(r.choices):
+        out.print(f"choice: {line}", soft_wrap=True)
     if explain:
         _render_explain(outcome, out)
 

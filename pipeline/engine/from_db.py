@@ -67,6 +67,15 @@ def model_count(con: duckdb.DuckDBPyConnection, datasheet: dict) -> tuple[int, s
     return 1, "no model count in the database: 1 model assumed (use --models / --target-models)"
 
 
+def _models(n: int) -> str:
+    """``"1 model"``, ``"5 models"``.
+
+    >>> _models(1), _models(0)
+    ('1 model', '0 models')
+    """
+    return f"{n} model{'' if n == 1 else 's'}"
+
+
 def _model_key(name: str) -> str:
     """A model name compared singular or plural, word by word ("Boyz" and "Boy", "Sisters
     Novitiate" and "Sister Novitiate", "Guardsmen" and "Guardsman"); a last word "model" is
@@ -521,7 +530,7 @@ def attacker_weapons(
     elif how.startswith("no model count"):
         notes.append(f"{datasheet['name']}: {how}")
     elif how != "printed model count":
-        notes.append(f"{datasheet['name']}: {unit_size} models ({how})")
+        notes.append(f"{datasheet['name']}: {_models(unit_size)} ({how})")
     loadout = read_loadout(con, datasheet, phase, unit_size)
     all_weapons = [n for (n,) in con.execute(
         "SELECT DISTINCT weapon_name FROM weapon_profiles WHERE datasheet_id = ? ORDER BY 1",
@@ -589,6 +598,15 @@ def attacker_weapons(
         chosen = [(by_weapon[w][0], n) for w, n in sorted(fired.items(), key=lambda x: list(by_weapon).index(x[0]))
                   if n > 0]
     weapons: list[Weapon] = []
+    no_strength = [(p, n) for p, n in chosen if not p["strength"]]
+    for p, n in no_strength:
+        why = _no_strength(con, datasheet, p)
+        if weapon_names:
+            raise InputError(why + "; the engine needs a fixed Strength: choose another weapon")
+        notes.append(why + ": not fired")
+    chosen = [(p, n) for p, n in chosen if p["strength"]]
+    if not chosen:
+        raise _no_default_weapons(datasheet, kind, loadout, sorted(by_weapon))
     for p, n in chosen:
         others = [o["profile_name"] for o in by_weapon[p["weapon_name"]] if o is not p]
         if others and id(p) not in named_profiles:
@@ -598,6 +616,22 @@ def attacker_weapons(
             )
         weapons.append(_weapon(p, n, abilities))
     return weapons
+
+
+def _no_strength(con: duckdb.DuckDBPyConnection, datasheet: dict, p: dict) -> str:
+    """Why a weapon profile has no Strength: its ``strength_not_fixed`` flag (a dice roll such as
+    ``S 2D6``, not stored), else the source gave none."""
+    key = f"{datasheet['datasheet_id']}|{p['weapon_name']}|{'melee' if p['is_melee'] else 'ranged'}|{p['profile_name']}"
+    flag = con.execute(
+        "SELECT detail FROM data_flags WHERE table_name = 'weapon_profiles' AND entity_key = ? "
+        "AND flag = 'strength_not_fixed'", [key]).fetchone()
+    name = p["weapon_name"] + (f" ({p['profile_name']})" if p["profile_name"] else "")
+    if flag:
+        m = re.match(r"S='(.+?)'", flag[0])
+        value = m.group(1) if m else flag[0]
+        return (f"{datasheet['name']}: {name} has Strength {value}, a dice roll the database does not store "
+                f"(flag strength_not_fixed at {p['locator']})")
+    return f"{datasheet['name']}: {name} has no Strength in the database ({p['locator']})"
 
 
 def _weapon(p: dict, n: int, abilities: dict[tuple, list[ParsedWeaponAbility]]) -> Weapon:
@@ -622,7 +656,7 @@ def _best_melee_weapon(datasheet: dict, line: str, n: int, options: dict[str, in
     from pipeline.engine import exact
 
     names = list(options)
-    who = f"{n} models" if n != 1 else "1 model"
+    who = _models(n)
     if target is None:
         notes.append(f"{datasheet['name']}: the {who} of {line!r} fight with one melee weapon (10th edition): "
                      f"{names[0]} (the first; no target to compare them); choose with --weapon")
@@ -759,7 +793,8 @@ def _characteristics(line: dict) -> tuple:
 
 def _profile_text(line: dict) -> str:
     """``"GHAZGHKULL THRAKA (T6 Sv2+ W10 inv4+)"``: a model line as it reads in notes."""
-    return (f"{line['model_name']} (T{line['toughness']} Sv{line['save'] or '-'}+ W{line['wounds']}"
+    save = f"Sv{line['save']}+" if line["save"] else "Sv-"
+    return (f"{line['model_name']} (T{line['toughness']} {save} W{line['wounds']}"
             + (f" inv{line['invulnerable_save']}+" if line["invulnerable_save"] else "") + ")")
 
 

@@ -43,7 +43,8 @@ def parse_target(text: str) -> Target:
     """Read an inline target profile: ``"T4 Sv3+ W2 x10 inv4+ fnp5+ INFANTRY"``.
 
     Tokens, in any order, separated by spaces or commas; stat tokens are case-insensitive:
-    ``T4`` Toughness, ``Sv3+`` save (``Sv-`` for none), ``W2`` Wounds per model, ``x10`` (or
+    ``T4`` Toughness, ``Sv3+`` save (``Sv-`` or ``Sv7+`` for no armour save, as printed for
+    Daemonettes), ``W2`` Wounds per model, ``x10`` (or
     ``10x``) models (default 1), ``inv4+`` (or ``4++``) invulnerable save, ``fnp5+`` Feel No Pain,
     ``fnpm5+`` Feel No Pain against mortal wounds only, ``stealth``. Any other bare word is a
     keyword, upper-cased (``infantry`` -> ``INFANTRY``). A standard profile name alone (``MEQ``)
@@ -54,6 +55,8 @@ def parse_target(text: str) -> Target:
     (4, 3, 2, 10, 4, 5, ['INFANTRY'])
     >>> parse_target("w12 t10 sv3 vehicle").keywords
     frozenset({'VEHICLE'})
+    >>> parse_target("T3 Sv7+ W1 inv5+").save is None
+    True
 
     Raises ``InputError`` naming the token that cannot be read, a repeated or missing stat, or a
     value out of range, with an example of a valid profile.
@@ -107,6 +110,21 @@ _LABELS = {
 }
 
 
+#: Names and allowed values of the stats, for messages about a value out of range.
+_NAMES = {"toughness": "Toughness", "save": "a save of", "wounds": "Wounds", "models": "a model count of",
+          "invulnerable_save": "an invulnerable save of", "feel_no_pain": "Feel No Pain",
+          "feel_no_pain_mortal": "Feel No Pain against mortal wounds"}
+_ALLOWED = {
+    "toughness": "T1 or more (T4)",
+    "save": "Sv2+ to Sv6+, or Sv7+ or Sv- for no armour save",
+    "wounds": "W1 or more (W2)",
+    "models": "x1 or more (x10)",
+    "invulnerable_save": "inv2+ to inv6+ (or leave it out)",
+    "feel_no_pain": "fnp2+ to fnp6+ (or leave it out)",
+    "feel_no_pain_mortal": "fnpm2+ to fnpm6+ (or leave it out)",
+}
+
+
 def _read_token(token: str) -> tuple[str, int | None]:
     """(field, value) of one token; ``keyword`` and ``stealth`` have no value."""
     if token.lower() == "stealth":
@@ -119,10 +137,14 @@ def _read_token(token: str) -> tuple[str, int | None]:
         if raw == "-":
             return field, None
         value = int(raw)
+        if field == "save" and value == 7:
+            return field, None  # Sv7+: no armour save (as printed for Daemonettes, Makari)
         if field in _ROLL_FIELDS and not 2 <= value <= 6:
-            raise InputError(f"target token {token!r}: {_LABELS[field]} must be 2+ to 6+; write e.g. {EXAMPLE!r}")
+            raise InputError(f"target token {token!r}: {_NAMES[field]} {value}+ is not allowed; "
+                             f"use {_ALLOWED[field]}; write e.g. {EXAMPLE!r}")
         if field not in _ROLL_FIELDS and value < 1:
-            raise InputError(f"target token {token!r}: {_LABELS[field]} must be at least 1; write e.g. {EXAMPLE!r}")
+            raise InputError(f"target token {token!r}: {_NAMES[field]} {value} is not allowed; "
+                             f"use {_ALLOWED[field]}; write e.g. {EXAMPLE!r}")
         return field, value
     if _KEYWORD.fullmatch(token):
         return "keyword", None

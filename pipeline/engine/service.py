@@ -106,7 +106,8 @@ def resolve_target(con, text: str, models: int | None = None, notes: list[str] |
                          + ", ".join(o["datasheet_id"] for o in others))
         target = target_from_datasheet(con, sheet, phase=phase, notes=notes)
         if not sheet.get("starting_strength"):
-            notes.append(f"target {sheet['name']}: {target.models} models ({model_count(con, sheet)[1]})")
+            notes.append(f"target {sheet['name']}: {target.models} model{'' if target.models == 1 else 's'} "
+                         f"({model_count(con, sheet)[1]})")
     return dataclasses.replace(target, models=models) if models is not None else target
 
 

@@ -249,3 +249,29 @@ def test_wyches_keep_their_6_plus_invulnerable_save_against_shooting(db):
 def test_howling_banshees_invulnerable_save_by_phase(db, phase, save):
     out = attack(AttackRequest(attacker="Canoness", target="Howling Banshees", phase=phase), db)
     assert out.target.invulnerable_save == save
+
+
+def test_a_weapon_whose_strength_is_a_dice_roll_says_so(db):
+    with pytest.raises(InputError) as err:
+        attack(AttackRequest(attacker="Big Gunz", target="MEQ", weapons=("zzap gun",)), db)
+    assert str(err.value).startswith("Big Gunz: Zzap gun has Strength 2D6, a dice roll the database does not "
+                                     "store (flag strength_not_fixed at Datasheets_wargear.csv line 151)")
+
+
+def test_notes_say_1_model_not_1_models(db):
+    out = attack(AttackRequest(attacker="Big Gunz", target="MEQ"), db)
+    assert "Big Gunz: 1 model (smallest unit size in its points)" in out.notes
+    assert not any("1 models" in n for n in out.notes)
+
+
+def test_choices_print_as_text(db):
+    run = wh40k("attack", "Battle Sisters Squad", "--target", "MEQ", "--reroll-hits", "ones", "--db", str(db))
+    assert run.returncode == 0, run.stderr
+    assert "choice: Boltgun: re-roll hit rolls of 1 (the face 1)" in run.stdout
+    assert "{'weapon'" not in run.stdout
+
+
+def test_inline_target_with_no_armour_save_prints_sv_dash(db):
+    run = wh40k("attack", "Battle Sisters Squad", "--target", "T3 Sv7+ W1 x10 inv5+", "--db", str(db))
+    assert run.returncode == 0, run.stderr
+    assert "(T3 Sv- W1 x10 inv5+)" in run.stdout

@@ -77,3 +77,23 @@ def test_parse_errors_name_the_token_and_show_an_example(text, fragment):
     message = str(err.value)
     assert fragment in message
     assert EXAMPLE in message
+
+
+@pytest.mark.parametrize("text", ["T3 Sv7+ W1 inv5+", "T3 Sv- W1 inv5+", "T3 sv7 W1 inv5+"])
+def test_sv7_and_sv_dash_are_no_armour_save(text):
+    target = parse_target(text)
+    assert (target.save, target.invulnerable_save) == (None, 5)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("T4 Sv1+ W2", "target token 'Sv1+': a save of 1+ is not allowed; use Sv2+ to Sv6+, or Sv7+ or Sv- for no "
+                   "armour save"),
+    ("T0 Sv3+ W2", "target token 'T0': Toughness 0 is not allowed; use T1 or more (T4)"),
+    ("T4 Sv3+ W2 fnp7+", "target token 'fnp7+': Feel No Pain 7+ is not allowed; use fnp2+ to fnp6+ (or leave it out)"),
+    ("T4 Sv3+ W2 inv1+", "target token 'inv1+': an invulnerable save of 1+ is not allowed; use inv2+ to inv6+"),
+    ("T4 Sv8+ W2", "target token 'Sv8+': a save of 8+ is not allowed"),
+])
+def test_values_out_of_range_name_the_value_and_the_allowed_range(text, message):
+    with pytest.raises(InputError) as err:
+        parse_target(text)
+    assert message in str(err.value)
