@@ -162,3 +162,14 @@ def test_table_output_is_never_cut_or_wrapped_in_a_narrow_pipe(db, monkeypatch):
     assert "  7 x Boltgun: A 1, BS 3+, S 4, AP 0, D 1" in lines
     stage_names = [line.split("│")[1].strip() for line in lines if line.startswith("│ ") and "│" in line[2:]]
     assert {"mortal_wounds", "models_destroyed"} <= set(stage_names)
+
+
+def test_an_attack_under_another_edition_than_the_datasheet_says_so(db):
+    eleventh = attack(AttackRequest(attacker="Battle Sisters Squad", target="MEQ", edition=11), db)
+    said = [n for n in eleventh.notes if "its datasheet is from the 10th edition" in n]
+    assert said == [
+        "attacker 'Battle Sisters Squad': its datasheet is from the 10th edition "
+        "(cp-sanctuary-guardians/battle-sisters-squad); its profiles are used under the 11th edition's rules"
+    ]
+    tenth = attack(AttackRequest(attacker="Battle Sisters Squad", target="MEQ"), db)
+    assert not [n for n in tenth.notes if "its datasheet is from" in n]

@@ -146,9 +146,18 @@ def attack(request: AttackRequest, db: Path = query.DEFAULT_DB) -> AttackOutcome
             + ", ".join(o["datasheet_id"] for o in others) + ": pass one as the attacker)"
         ) from None
     notes.extend(target_notes)
+    if sheet.get("edition") is not None and sheet["edition"] != context.edition:
+        notes.append(f"attacker {sheet['name']!r}: its datasheet is from the {_ordinal(sheet['edition'])} "
+                     f"edition ({sheet['datasheet_id']}); its profiles are used under the "
+                     f"{_ordinal(context.edition)} edition's rules")
     result = exact.resolve(weapons, target, context)
     return AttackOutcome(sheet["name"], tuple(weapons), target, result,
                          explain_steps(con, result, context.edition), tuple(notes))
+
+
+def _ordinal(edition: int) -> str:
+    """``10`` -> ``10th`` (the editions are 10 and 11)."""
+    return f"{edition}th"
 
 
 def explain_steps(con, result: AttackResult, edition: int) -> tuple[ExplainedStep, ...]:
