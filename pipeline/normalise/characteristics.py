@@ -18,6 +18,21 @@ from pipeline.errors import NormaliseError
 from pipeline.normalise.text import clean_line
 from schemas.types import DiceExpr
 
+#: A weapon table's title as Wahapedia prints it (case-folded: pages print ``Ranged weapons``,
+#: the page text ``RANGED WEAPONS``) -> ``is_melee``.
+WEAPON_TABLES: dict[str, bool] = {"ranged weapons": False, "melee weapons": True}
+
+#: A weapon table's column label (case-folded) -> the ``WeaponProfile`` characteristic it holds.
+WEAPON_COLUMNS: dict[str, str] = {
+    "range": "range",
+    "a": "attacks",
+    "bs": "skill",
+    "ws": "skill",
+    "s": "strength",
+    "ap": "armour_penetration",
+    "d": "damage",
+}
+
 _DASHES = str.maketrans({"\u2013": "-", "\u2014": "-", "\u2212": "-", "\u2011": "-"})
 _DICE = re.compile(r"^(?:(\d*)[dD](\d+))?\s*(?:([+-])\s*(\d+))?$")
 _FIXED = re.compile(r"^\d+$")

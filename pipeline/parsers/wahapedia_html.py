@@ -46,7 +46,8 @@ Anything else inside the frame that no rule here recognises is a ``Reject`` ("un
 A page without ``div.dsOuterFrame`` (a faction page) gives a single ``Reject`` and no records.
 
 Labels are matched through the maps below (data, not code): ``CHARACTERISTIC_LABELS`` (case
-insensitive: ``Ld`` and ``LD``), ``WEAPON_COLUMNS``, ``WEAPON_TABLES``, ``SECTIONS``,
+insensitive: ``Ld`` and ``LD``), ``WEAPON_COLUMNS`` and ``WEAPON_TABLES`` (shared with the page-text
+parser, in ``pipeline.normalise.characteristics``), ``SECTIONS``,
 ``FEATURE_SECTIONS``, ``ABILITY_LABELS``. An unknown characteristic or weapon-column label is a
 ``Reject`` with the label; an unknown section header followed by ability boxes is a special box
 (Wahapedia's "Special" abilities, e.g. ``SUPREME COMMANDER``) and is loaded as an ``Ability``
@@ -76,6 +77,7 @@ from bs4.filter import ElementFilter
 
 from pipeline.errors import NormaliseError
 from pipeline.normalise import characteristics as chars
+from pipeline.normalise.characteristics import WEAPON_COLUMNS, WEAPON_TABLES
 from pipeline.normalise.composition import ModelGroup, is_alternative, model_groups
 from pipeline.normalise.text import clean_line, html_to_text, slug
 from pipeline.normalise.weapon_abilities import parse_abilities, weapon_ability_record
@@ -112,19 +114,6 @@ CHARACTERISTIC_LABELS: dict[str, str] = {
 }
 
 #: Weapon table column header (case-folded) -> weapon characteristic.
-WEAPON_COLUMNS: dict[str, str] = {
-    "range": "range",
-    "a": "attacks",
-    "bs": "skill",
-    "ws": "skill",
-    "s": "strength",
-    "ap": "armour_penetration",
-    "d": "damage",
-}
-
-#: Weapon table title (case-folded) -> ``is_melee``.
-WEAPON_TABLES: dict[str, bool] = {"ranged weapons": False, "melee weapons": True}
-
 #: Section header of the datasheet's two columns (case-folded; ``DAMAGED: 1-8 WOUNDS REMAINING``
 #: is matched on the part before the colon) -> what reads it.
 SECTIONS: dict[str, str] = {

@@ -45,6 +45,7 @@ from typing import NamedTuple
 
 from pipeline.errors import NormaliseError
 from pipeline.normalise import characteristics as ch
+from pipeline.normalise.characteristics import WEAPON_COLUMNS, WEAPON_TABLES
 from pipeline.normalise.text import clean_line, slug
 from pipeline.normalise.weapon_abilities import parse_abilities, weapon_ability_record
 from pipeline.parsers import ParseResult
@@ -88,20 +89,6 @@ _PUBLICATION_COLUMNS: dict[str, str] = {
     "Edition": "edition",
     "Version": "version",
     "Last update": "last_update",
-}
-
-#: First cell of a weapon table header -> is_melee.
-_WEAPON_TABLES: dict[str, bool] = {"RANGED WEAPONS": False, "MELEE WEAPONS": True}
-
-#: Weapon table column labels -> WeaponProfile characteristic.
-_WEAPON_COLUMNS: dict[str, str] = {
-    "RANGE": "range",
-    "A": "attacks",
-    "BS": "skill",
-    "WS": "skill",
-    "S": "strength",
-    "AP": "armour_penetration",
-    "D": "damage",
 }
 
 #: Headings inside a datasheet block -> (state, rank). A heading is accepted only after the
@@ -1033,7 +1020,7 @@ class _Block:
 
 
 def _is_weapon_header(text: str) -> bool:
-    return "|" in text and text.split("|")[0].strip() in _WEAPON_TABLES
+    return "|" in text and text.split("|")[0].strip().casefold() in WEAPON_TABLES
 
 
 def _read_blocks(page: _Page, start: int, end: int) -> tuple[list[_Block], int]:
@@ -1097,13 +1084,13 @@ def _read_block(page: _Page, i: int, end: int) -> tuple[_Block, int]:
 
 def _weapon_header(page: _Page, block: _Block, i: int) -> tuple[bool, list[str]] | None:
     labels = table_cells(page.text(i))
-    unknown = [label for label in labels[1:] if label not in _WEAPON_COLUMNS]
+    unknown = [label for label in labels[1:] if label.casefold() not in WEAPON_COLUMNS]
     if unknown:
         block.items.append(_Item((i,), "reject", (f"unknown weapon column {unknown}; known:"
-                                                  f" {', '.join(_WEAPON_COLUMNS)}",)))
+                                                  f" {', '.join(c.upper() for c in WEAPON_COLUMNS)}",)))
         return None
     block.items.append(_Item((i,), "heading", ()))
-    return _WEAPON_TABLES[labels[0]], labels[1:]
+    return WEAPON_TABLES[labels[0].casefold()], labels[1:]
 
 
 def _weapon_row(block: _Block, i: int, text: str, table: tuple[bool, list[str]] | None) -> None:
@@ -1308,7 +1295,7 @@ def _emit_weapon(page: _Page, ds: str, i: int, is_melee: bool, labels: list[str]
     """
     name, profile, abilities_text = _split_weapon_name(cells[0])
     entity = f"{ds}/{slug(name)}"
-    values = {_WEAPON_COLUMNS[label]: cell for label, cell in zip(labels, cells[1:])}
+    values = {WEAPON_COLUMNS[label.casefold()]: cell for label, cell in zip(labels, cells[1:])}
     abilities = parse_abilities(abilities_text)
     torrent = any(a.name == "TORRENT" for a in abilities)
     try:
