@@ -12,7 +12,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable
 
-from schemas.records import Record, Reject, Source
+from schemas.records import Record, Reject, RuleText, Source
 
 
 @dataclass
@@ -46,6 +46,18 @@ class ParseResult:
 
 
 Parser = Callable[[str, Source], ParseResult]
+
+
+def source_rule_text(
+    source: Source, locator: str, rule_key: str, title: str, text: str, section: str | None = None
+) -> RuleText:
+    """A ``RuleText`` of a rules document: its edition, game mode and effective date are the
+    source's (the manifest's ``edition``, ``game_mode`` and ``version_date``)."""
+    return RuleText(
+        source_id=source.source_id, locator=locator, rule_key=rule_key, title=title, section=section,
+        edition=source.edition, game_mode=source.game_mode, effective_date=source.version_date,
+        text=text,
+    )
 
 
 #: Every source format (a manifest entry's ``format``) and the parser that reads it, as (module

@@ -34,8 +34,8 @@ from __future__ import annotations
 import re
 
 from pipeline.normalise.text import clean_line, slug, strip_battlescribe_markup
-from pipeline.parsers import ParseResult
-from schemas.records import DataFlag, Reject, RuleText, Source
+from pipeline.parsers import ParseResult, source_rule_text
+from schemas.records import DataFlag, Reject, Source
 
 TABLE = "rule_texts"
 
@@ -150,17 +150,7 @@ def parse(text: str, source: Source) -> ParseResult:
             continue
         seen.add((name.casefold(), body))
         result.records.append(
-            RuleText(
-                source_id=source.source_id,
-                locator=f"line {number}",
-                rule_key=slug(name),
-                title=name,
-                section=None,
-                edition=source.edition,
-                game_mode=source.game_mode,
-                effective_date=source.version_date,
-                text=body,
-            )
+            source_rule_text(source, f"line {number}", slug(name), name, body)
         )
     for number, raw in flags:
         owner = next(name for start, name, _ in reversed(rules) if start < number)

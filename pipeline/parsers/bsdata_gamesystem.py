@@ -47,8 +47,8 @@ from lxml import etree
 from pipeline.aliases import rule_key_from_name, split_section
 from pipeline.errors import NormaliseError
 from pipeline.normalise.text import clean_line, strip_battlescribe_markup
-from pipeline.parsers import ParseResult
-from schemas.records import DataFlag, DataGap, Record, Reject, RuleReference, RuleText, Source
+from pipeline.parsers import ParseResult, source_rule_text
+from schemas.records import DataFlag, DataGap, Record, Reject, RuleReference, Source
 
 TABLE = "rule_texts"
 _RAW_LIMIT = 2000  # characters of raw text kept on a whole-file reject
@@ -270,17 +270,7 @@ def _read_rules(result: ParseResult, rules: list[_SharedRule], source: Source) -
             )
             continue
         records: list[Record] = [
-            RuleText(
-                source_id=source.source_id,
-                locator=rule.locator,
-                rule_key=rule_key,
-                title=title,
-                section=section,
-                edition=source.edition,
-                game_mode=source.game_mode,
-                effective_date=source.version_date,
-                text=text,
-            )
+            source_rule_text(source, rule.locator, rule_key, title, text, section)
         ]
         titles: dict[str, str] = {}  # section -> title: one reference per section, a named one first
         for referenced_title, referenced_section in references(rule.description or ""):

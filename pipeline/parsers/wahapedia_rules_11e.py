@@ -67,8 +67,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from pipeline.normalise.text import clean_line, slug
-from pipeline.parsers import ParseResult
-from schemas.records import DataGap, Record, Reject, RuleReference, RuleText, Source, Stratagem
+from pipeline.parsers import ParseResult, source_rule_text
+from schemas.records import DataGap, Record, Reject, RuleReference, Source, Stratagem
 
 TABLE = "rule_texts"
 
@@ -652,17 +652,7 @@ def parse(text: str, source: Source) -> ParseResult:
             continue
         rule_key = slug(block.title)
         records: list[Record] = [
-            RuleText(
-                source_id=source.source_id,
-                locator=f"line {block.line}",
-                rule_key=rule_key,
-                title=block.title,
-                section=block.section,
-                edition=source.edition,
-                game_mode=source.game_mode,
-                effective_date=source.version_date,
-                text=block.text(),
-            )
+            source_rule_text(source, f"line {block.line}", rule_key, block.title, block.text(), block.section)
         ]
         for number, title, section in block.references:
             ref = RuleReference(

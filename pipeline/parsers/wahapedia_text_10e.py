@@ -48,7 +48,7 @@ from pipeline.normalise import characteristics as ch
 from pipeline.normalise.characteristics import WEAPON_COLUMNS, WEAPON_TABLES
 from pipeline.normalise.text import clean_line, slug
 from pipeline.normalise.weapon_abilities import parse_abilities, weapon_ability_record
-from pipeline.parsers import ParseResult
+from pipeline.parsers import ParseResult, source_rule_text
 from schemas.records import (
     Ability,
     DatasheetStratagem,
@@ -60,7 +60,6 @@ from schemas.records import (
     Keyword,
     Record,
     Reject,
-    RuleText,
     SecondaryObjective,
     Source,
     Stratagem,
@@ -731,10 +730,7 @@ def _emit_rules(page: _Page, rules: _RuleBook) -> None:
         page.use(first)
         page.dup("rule_texts", *repeats)
         text = "\n".join(draft.lines)
-        page.add(RuleText(source_id=source.source_id, locator=page.loc(first), rule_key=draft.key,
-                          title=draft.title, section=None, edition=source.edition,
-                          game_mode=source.game_mode, effective_date=source.version_date,
-                          text=text))
+        page.add(source_rule_text(source, page.loc(first), draft.key, draft.title, text))
         for i in draft.lost_tables:
             page.gap(i, "rule_texts", draft.key, _LOST_TABLE_FIELDS.get(draft.key, "table"),
                      f"page scrape lost the table (printed as {page.text(i)!r})")
