@@ -17,10 +17,11 @@ from pipeline.parsers.wahapedia_csv import (
     check_accounting,
     parse_export,
     restore_listbrewer_resave,
-    split_profile_name,
 )
+from pipeline.assemble.weapons import split_weapon_name as split_profile_name
 from schemas.records import (
     DataFlag,
+    DataGap,
     Datasheet,
     Faction,
     Keyword,
@@ -467,20 +468,22 @@ def test_p12_invulnerable_saves_and_neighbours():
     assert len(flags(result, "invulnerable_save_note")) == 5  # every note is kept
 
 
-def test_model_profile_with_an_unreadable_value_is_rejected_with_the_reason():
+def test_model_profile_with_an_unreadable_value_keeps_the_line_with_a_data_gap():
+    # The shared assembly's rule (pipeline.assemble.models): the line's good values load, the
+    # unreadable one is None with a data gap naming the printed value and why.
     result = parse(
         Factions=FACTIONS,
         Datasheets=datasheets(ds("000000001", "Unit")),
         Datasheets_models=table(MODELS_HEADER, '000000001|1|A|6"|four|3+|-||2|6+|1|||'),
     )
-    assert of(result, ModelProfile) == []
-    (reject,) = result.rejects
-    assert (reject.locator, reject.table_name, reject.raw_text) == (
-        "Datasheets_models.csv line 2",
-        "Datasheets_models",
-        '000000001|1|A|6"|four|3+|-||2|6+|1|||',
+    (model,) = of(result, ModelProfile)
+    assert (model.move_inches, model.toughness, model.save, model.wounds) == (6, None, 3, 2)
+    assert result.rejects == []
+    (gap,) = of(result, DataGap)
+    assert (gap.locator, gap.table_name, gap.entity_key, gap.field) == (
+        "Datasheets_models.csv line 2", "model_profiles", "10e/space-marines/unit|1", "toughness",
     )
-    assert reject.reason == "not a T characteristic: 'four' (expected a whole number)"
+    assert gap.reason == "value 'four' not loaded: not a T characteristic: 'four' (expected a whole number)"
 
 
 # ---- weapons: P01, P03, P09, P10, P18, P19, P24, P25 -----------------------------------------

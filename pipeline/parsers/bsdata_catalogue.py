@@ -82,27 +82,17 @@ from lxml import etree
 from pydantic import ValidationError
 
 from pipeline.errors import NormaliseError
-from pipeline.normalise.characteristics import (
-    armour_penetration,
-    characteristic_int,
-    dice,
-    distance,
-    invulnerable_save,
-    leadership,
-    roll_target,
-    skill,
-    weapon_range,
-)
+from pipeline.normalise.characteristics import invulnerable_save
 from pipeline.normalise.text import clean_line, slug
-from pipeline.normalise.weapon_abilities import parse_ability, split_abilities, weapon_ability_record
 from pipeline.parsers import ParseResult
 from pipeline.parsers.bsdata_categories import FACTION_PREFIX, classify_categories
 from pipeline.parsers.bsdata_gamesystem import plain_rule_text
-from pipeline.parsers.wahapedia_csv import split_profile_name
+from pipeline.assemble.collector import Collector
+from pipeline.assemble.models import assemble_model
+from pipeline.assemble.printed import PrintedModel, PrintedWeapon
+from pipeline.assemble.weapons import assemble_weapon
 from schemas.records import (
     Ability,
-    DataFlag,
-    DataGap,
     Datasheet,
     Keyword,
     ModelProfile,
@@ -110,7 +100,6 @@ from schemas.records import (
     Reject,
     Source,
     UnitComposition,
-    WeaponProfile,
 )
 
 Tree = dict[str, Any]
@@ -155,7 +144,12 @@ PROFILE_TYPES: dict[str, str] = {
 }
 
 #: Characteristic names of a model profile and of a weapon profile, as BSData prints them.
-MODEL_CHARACTERISTICS = ("M", "T", "SV", "W", "LD", "OC")
+#: A ``Unit`` profile's characteristic names (case-folded: 10th-edition ``SV``, ``LD``; 11th
+#: ``Sv``, ``Ld``) -> the ``PrintedModel`` field.
+MODEL_CHARACTERISTICS: dict[str, str] = {
+    "m": "move", "t": "toughness", "sv": "save", "w": "wounds", "ld": "leadership",
+    "oc": "objective_control",
+}
 WEAPON_CHARACTERISTICS = ("Range", "A", "S", "AP", "D", "Keywords")
 
 #: Container names -> the kind of element they hold (for the id index).
@@ -188,7 +182,6 @@ LEGENDS_MARKER = re.compile(r"\s*[\[(]Legends[\])]\s*$", re.IGNORECASE)
 NOT_UNIT_WARGEAR = re.compile(
     r"\bEnhancements?\b|\bCrusade\b|Battle Traits|Battle Scars|Battle Honours|Chapter Command|"
     r"Blackstone Upgrades|Chivalric Quests|Threats$", re.IGNORECASE)
-_MOVE_PLUS_AFTER = re.compile(r'(\d+)"\+')
 _BARE_ROLL = re.compile(r"^\s*(?P<v>\d)\+\s*\*?\s*$")
 
 
@@ -463,12 +456,13 @@ class _Unit:
     visited: set[str] = field(default_factory=set)
     models: list[ModelProfile] = field(default_factory=list)
     model_values: dict[tuple, int] = field(default_factory=dict)
-    weapons: dict[tuple, tuple[WeaponProfile, str]] = field(default_factory=dict)
     abilities: dict[tuple, Ability] = field(default_factory=dict)
     invulns: list[tuple[str, str, str]] = field(default_factory=list)  # (name, description, locator)
     composition: list[tuple[str, int | None, int | None, str]] = field(default_factory=list)
-    flag_keys: set[tuple] = field(default_factory=set)
-    gap_keys: set[tuple] = field(default_factory=set)
+    collector: Collector = field(init=False)  # the shared rules; its records are the unit's
+
+    def __post_init__(self) -> None:
+        self.collector = Collector(self.doc.source.source_id, records=self.records)
 
     # -- bookkeeping
 
@@ -477,20 +471,10 @@ class _Unit:
         return self.doc.source.source_id
 
     def flag(self, locator: str, table: str, entity: str, code: str, detail: str) -> None:
-        base, n = entity, 2
-        while (table, entity, code, locator) in self.flag_keys:
-            entity, n = f"{base}#{n}", n + 1
-        self.flag_keys.add((table, entity, code, locator))
-        self.records.append(DataFlag(source_id=self.sid, locator=locator, table_name=table,
-                                     entity_key=entity, flag=code, detail=detail))
+        self.collector.flag(table, entity, code, detail, locator)
 
     def gap(self, locator: str, table: str, entity: str, fieldname: str, reason: str) -> None:
-        if (table, entity, fieldname) in self.gap_keys:
-            self.result.duplicates["data_gaps"] += 1
-            return
-        self.gap_keys.add((table, entity, fieldname))
-        self.records.append(DataGap(source_id=self.sid, locator=locator, table_name=table,
-                                    entity_key=entity, field=fieldname, reason=reason))
+        self.collector.gap(table, entity, fieldname, reason, locator)
 
     # -- the unit
 
@@ -552,6 +536,8 @@ class _Unit:
         for code in split.flags:
             self.flag(locator, "keywords", ds_id, code, f"categories: {categories}")
         self.result.records.extend([datasheet, *keywords, *self.records])
+        self.result.rejects.extend(self.collector.rejects)
+        self.result.duplicates.update(self.collector.duplicates)
 
     # -- walking
 
@@ -739,91 +725,40 @@ class _Unit:
             self.result.rejects.append(_reject(walk.doc, loc, profile, f"{self.ds_id}: {reason}", table))
 
     def model(self, name: str, chars: dict[str, str], loc: str, profile: Tree) -> None:
-        missing = [c for c in MODEL_CHARACTERISTICS if c not in chars]
-        if missing:
-            raise NormaliseError(f"Unit profile {name!r} lacks the characteristic(s) {', '.join(missing)}")
+        printed = {MODEL_CHARACTERISTICS[k.casefold()]: v for k, v in chars.items()
+                   if k.casefold() in MODEL_CHARACTERISTICS}
         name = LEGENDS_MARKER.sub("", name)  # as the datasheet's name (LEGENDS_MARKER)
-        values = tuple(chars[c] for c in MODEL_CHARACTERISTICS)
+        values = tuple(sorted(printed.items()))
         if (name, values) in self.model_values:
             self.result.duplicates["model_profiles"] += 1
             return
-        ld = chars["LD"]
-        move = chars["M"]
-        if _MOVE_PLUS_AFTER.fullmatch(move):  # 20"+ (BSData) is 20+" (the printed form)
-            move = _MOVE_PLUS_AFTER.sub(r'\1+"', move)
-            self.flag(loc, "model_profiles", self.ds_id, "move_plus_after_inches", f"M={chars['M']!r} read as {move!r}")
-        record = ModelProfile(
-            source_id=self.sid, locator=loc, datasheet_id=self.ds_id, line=len(self.models) + 1, model_name=name,
-            move_inches=distance(move), move_text=chars["M"] or None,
-            toughness=characteristic_int(chars["T"], "T"), save=_roll_or_none(chars["SV"]),
-            invulnerable_save=None, invulnerable_save_scope=None,
-            wounds=characteristic_int(chars["W"], "W"),
-            leadership=None if ld in ("", "-") else leadership(ld),
-            objective_control=characteristic_int(chars["OC"], "OC"),
+        assembled = assemble_model(
+            PrintedModel(locator=loc, line=len(self.models) + 1, name=name, move=printed.get("move"),
+                         toughness=printed.get("toughness"), save=printed.get("save"),
+                         wounds=printed.get("wounds"), leadership=printed.get("leadership"),
+                         objective_control=printed.get("objective_control")),
+            self.sid, self.ds_id,
         )
+        record = assembled.records[0]
+        assert isinstance(record, ModelProfile)
         self.model_values[(name, values)] = record.line
         self.models.append(record)
+        for note in assembled.notes:
+            self.flag(loc, note.table, note.entity, note.code, note.detail)
+        for gap in assembled.gaps:
+            self.gap(loc, gap.table, gap.entity, gap.field, gap.reason)
 
     def weapon(self, printed: str, chars: dict[str, str], loc: str, profile: Tree, is_melee: bool) -> None:
         skill_name = "WS" if is_melee else "BS"
         missing = [c for c in (*WEAPON_CHARACTERISTICS, skill_name) if c not in chars]
         if missing:
             raise NormaliseError(f"weapon profile {printed!r} lacks the characteristic(s) {', '.join(missing)}")
-        weapon, profile_name = split_profile_name(printed)
-        entity = f"{self.ds_id}|{weapon}|{'melee' if is_melee else 'ranged'}|{profile_name}"
-        flags: list[tuple[str, str]] = []
-        range_text = chars["Range"]
-        if is_melee:
-            range_inches = None
-            if range_text.lower() != "melee":
-                flags.append(("melee_weapon_with_range", f"range={range_text!r}"))
-        elif range_text.upper() in ("N/A", "-", ""):
-            range_inches = None
-            flags.append(("range_not_applicable", f"range={range_text!r}"))
-        else:
-            rng = weapon_range(range_text)
-            if rng.is_melee:
-                raise NormaliseError("a Ranged Weapons profile with range Melee")
-            range_inches = rng.inches
-        parsed = [parse_ability(item) for item in split_abilities(chars["Keywords"])]
-        torrent = any(a.name == "TORRENT" for a in parsed)
-        sk = skill(chars[skill_name], torrent=torrent)
-        flags += [(code, f"{skill_name}={chars[skill_name]!r}") for code in sk.flags]
-        if sk.value is None and not torrent:
-            flags.append(("no_hit_roll_without_torrent", f"{skill_name}={chars[skill_name]!r}"))
-        try:
-            strength = characteristic_int(chars["S"], "S")
-        except NormaliseError:
-            dice(chars["S"])
-            strength = None
-            flags.append(("strength_not_fixed", f"S={chars['S']!r} (a dice roll; not stored)"))
-        ap = armour_penetration(chars["AP"])
-        flags += [(code, f"AP={chars['AP']!r}") for code in ap.flags]
-        record = WeaponProfile(
-            source_id=self.sid, locator=loc, datasheet_id=self.ds_id, weapon_name=weapon, profile_name=profile_name,
-            is_melee=is_melee, range_inches=range_inches, attacks=dice(chars["A"]), skill=sk.value,
-            strength=strength, armour_penetration=ap.value, damage=dice(chars["D"]), abilities_text=chars["Keywords"],
+        line = PrintedWeapon(
+            locator=loc, name=printed, range=chars["Range"], attacks=chars["A"], skill=chars[skill_name],
+            strength=chars["S"], armour_penetration=chars["AP"], damage=chars["D"],
+            abilities=chars["Keywords"], is_melee=is_melee,
         )
-        key = record.key()
-        seen = self.weapons.get(key)
-        if seen is not None:
-            first, first_loc = seen
-            if first.model_dump(exclude={"locator"}) == record.model_dump(exclude={"locator"}):
-                self.result.duplicates["weapon_profiles"] += 1
-                return
-            self.flag(first_loc, "weapon_profiles", entity, "duplicate_profile_conflict",
-                      f"kept {first_loc}; rejected {loc}: {_summary(record)} (kept: {_summary(first)})")
-            raise NormaliseError(f"duplicate_profile_conflict: {entity} already read from {first_loc} with other values")
-        self.weapons[key] = (record, loc)
-        self.records.append(record)
-        for position, ability in enumerate(parsed, start=1):
-            self.records.append(weapon_ability_record(
-                ability, source_id=self.sid, locator=loc, datasheet_id=self.ds_id, weapon_name=weapon,
-                profile_name=profile_name, is_melee=is_melee, position=position))
-            for code in ability.flags:
-                self.flag(loc, "weapon_abilities", f"{entity}|{position}", code, repr(ability.raw_text))
-        for code, detail in flags:
-            self.flag(loc, "weapon_profiles", entity, code, detail)
+        assemble_weapon(line, self.sid, self.ds_id).into(self.collector, loc)
 
     def invulnerable(self) -> tuple[int | None, str | None]:
         """The unit's invulnerable save and its scope, from the ``Invulnerable Save`` abilities."""
@@ -869,16 +804,6 @@ def _linked_name(link: Tree) -> tuple[str, str | None]:
                 and not _list(modifier, "conditionGroups"):
             parameter = clean_line(str(modifier.get("value", ""))) or None
     return name, parameter
-
-
-def _roll_or_none(text: str) -> int | None:
-    t = clean_line(text)
-    return None if t in ("", "-") else roll_target(t)
-
-
-def _summary(p: WeaponProfile) -> str:
-    return (f"{p.range_inches or 'Melee'} A{p.attacks.text} {p.skill}+ S{p.strength} AP{p.armour_penetration} "
-            f"D{p.damage.text} [{p.abilities_text}]")
 
 
 def iter_units(doc: Document) -> Iterator[Tree]:

@@ -71,6 +71,10 @@ from typing import Callable, Iterable, Mapping
 
 from pydantic import ValidationError
 
+from pipeline.assemble.collector import Collector, Outcome, entity_key
+from pipeline.assemble.models import assemble_model
+from pipeline.assemble.printed import PrintedModel, PrintedWeapon
+from pipeline.assemble.weapons import assemble_weapon
 from pipeline.errors import ManifestError, NormaliseError
 from pipeline.normalise.characteristics import (
     armour_penetration,
@@ -85,13 +89,13 @@ from pipeline.normalise.characteristics import (
 )
 from pipeline.normalise.composition import model_groups
 from pipeline.normalise.text import SharedHtmlCleaning, clean_line, html_to_text, slug
-from pipeline.normalise.weapon_abilities import parse_ability, split_abilities, weapon_ability_record
 from pipeline.parsers import ParseResult
 from pipeline.parsers.psv import Row, Table, read_table
 from schemas.records import (
     Ability,
     Accounting,
     DataFlag,
+    DataGap,
     Datasheet,
     DatasheetDetachmentAbility,
     DatasheetEnhancement,
@@ -424,9 +428,8 @@ class _Export:
         if self._shared_html is not None:
             self._shared_html.expect(html_fragments(self.tables))
         self._html: dict[str, str] = {}
-        self._abilities: dict[str, list] = {}  # printed ability list -> parsed abilities
-        self._seen: dict[tuple[str, tuple], Provenanced] = {}  # (table, key) -> first record
-        self._flag_keys: set[tuple] = set()
+        self.collector = Collector(source.source_id)  # the shared duplicate and flag rules
+        self._seen = self.collector._seen  # (table, key) -> first record, read by a few checks
         # Wahapedia id maps.
         self.faction_slug: dict[str, str] = {}  # Wahapedia faction id -> faction_id
         self.publication_name: dict[str, str] = {}
@@ -463,47 +466,20 @@ class _Export:
 
     def flag(
         self, table: str, line: int, record_table: str, entity_key: str, flag: str, detail: str
-    ) -> DataFlag:
-        locator = self.locator(table, line)
-        key = (record_table, entity_key, flag, locator)
-        n = 2
-        base = entity_key
-        while key in self._flag_keys:  # two flags of one kind on one row: keep both
-            entity_key = f"{base}#{n}"
-            key = (record_table, entity_key, flag, locator)
-            n += 1
-        self._flag_keys.add(key)
-        return DataFlag(
-            source_id=self.sid,
-            locator=locator,
-            table_name=record_table,
-            entity_key=entity_key,
-            flag=flag,
-            detail=detail,
-        )
+    ) -> DataFlag | None:
+        """A flag under the shared rules (``Collector.new_flag``): None when it repeats one
+        with the same detail (a counted duplicate); the row handlers' lists drop the Nones."""
+        return self.collector.new_flag(record_table, entity_key, flag, detail, self.locator(table, line))
 
     def claim(self, record: Provenanced, key: tuple | None = None) -> None:
-        """Register a record's key; raise ``_Duplicate`` or ``_Rejected`` when it is taken.
-
-        ``key`` may be given as ``(table, record.key())`` when the caller has it already.
-        """
-        if key is None:
-            key = (record.__table__, key_getter(type(record))(record))
-        seen = self._seen.get(key)
-        if seen is None:
-            self._seen[key] = record
-            return
-        if _content(seen) == _content(record):
+        """Register a record's key (``Collector.claim``); raise ``_Duplicate`` when it is taken
+        by the same values, ``_Rejected`` with the shared reason when by other values."""
+        outcome, first = self.collector.claim(record, key)
+        if outcome is Outcome.DUPLICATE:
             raise _Duplicate()
-        code = (
-            "duplicate_profile_conflict"
-            if isinstance(record, WeaponProfile)
-            else "duplicate_key_conflict"
-        )
-        raise _Rejected(
-            f"{code}: key {_key_text(record)} already loaded from {seen.locator} with "
-            f"different values ({_differences(seen, record)})"
-        )
+        if outcome is Outcome.CONFLICT:
+            assert first is not None
+            raise _Rejected(self.collector.conflict_reason(first, record))
 
     def html(self, fragment: str) -> str:
         """Clean text of an HTML fragment (memoised for this export)."""
@@ -540,7 +516,7 @@ class _Export:
             return
         unknown = [c for c in table.columns if c not in required and c not in optional]
         if unknown:
-            res.records.append(
+            _keep(res.records, 
                 self.flag(
                     name,
                     1,
@@ -572,7 +548,7 @@ class _Export:
                 self.reject(name, row.line, row.raw, _validation_reason(exc))
                 continue
             res.loaded[name] += 1
-            res.records.extend(records)
+            res.records.extend(r for r in records if r is not None)
 
     def datasheet(self, wid: str) -> str:
         """The ``datasheet_id`` of a Wahapedia datasheet id, or raise ``_Rejected``."""
@@ -674,7 +650,7 @@ class _Export:
         seen = self._seen.get(key)
         self.faction_slug[wid] = faction_id
         if seen is not None:  # the same faction under another spelling or id: join them
-            self.result.records.append(
+            _keep(self.result.records, 
                 self.flag(
                     "Factions",
                     row.line,
@@ -1145,157 +1121,61 @@ class _Export:
         ds_id = self.datasheet(v["datasheet_id"].strip())
         line = _int(v["line"], "line")
         locator = self.locator("Datasheets_models", row.line)
-        entity = f"{ds_id}|{line}"
-        out: list[Record] = []
-        flag = lambda code, detail: self.flag(  # noqa: E731
-            "Datasheets_models", row.line, "model_profiles", entity, code, detail
+        printed = PrintedModel(
+            locator=locator, line=line, name=v["name"], move=v["M"], toughness=v["T"],
+            save=v["Sv"], wounds=v["W"], leadership=v["Ld"], objective_control=v["OC"],
+            invulnerable_save=v.get("inv_sv", ""),
+            invulnerable_save_note=self.html(v.get("inv_sv_descr", "")),
         )
-        move_text = clean_line(v["M"]) or None
-        toughness = characteristic_int(v["T"], "T")
-        for column in ("T", "W", "OC"):
-            if v[column].strip().endswith("*"):
-                out.append(flag("starred_characteristic", f"{column}={v[column].strip()!r}"))
-        ld_text = clean_line(v["Ld"])
-        ld = None if ld_text in ("", "-") else leadership(ld_text)
-        invuln, scope, invuln_flags = _invulnerable(
-            v.get("inv_sv", ""), self.html(v.get("inv_sv_descr", ""))
+        assembled = assemble_model(
+            printed, self.sid, ds_id, self.datasheet_names.get(v["datasheet_id"].strip())
         )
-        out += [flag(code, detail) for code, detail in invuln_flags]
-        record = ModelProfile(
-            source_id=self.sid,
-            locator=locator,
-            datasheet_id=ds_id,
-            line=line,
-            model_name=clean_line(v["name"]),
-            move_inches=distance(v["M"]),
-            move_text=move_text,
-            toughness=toughness,
-            save=_roll_or_none(v["Sv"]),
-            invulnerable_save=invuln,
-            invulnerable_save_scope=scope,
-            wounds=characteristic_int(v["W"], "W"),
-            leadership=ld,
-            objective_control=characteristic_int(v["OC"], "OC"),
-        )
+        record = assembled.records[0]
         self.claim(record)
         self.profiled.add(ds_id)
-        return [record, *out]
+        out: list[Record | None] = [record]
+        out += [self.flag("Datasheets_models", row.line, n.table, n.entity, n.code, n.detail)
+                for n in assembled.notes]
+        out += [DataGap(source_id=self.sid, locator=locator, table_name=g.table, entity_key=g.entity,
+                        field=g.field, reason=g.reason) for g in assembled.gaps]
+        return out  # type: ignore[return-value]
 
     def wargear(self, row: Row) -> list[Record]:
         v = row.values
         ds_id = self.datasheet(v["datasheet_id"].strip())
-        printed = clean_line(v["name"])
-        if not printed and not v["range"].strip() and not v["type"].strip():
+        printed_name = clean_line(v["name"])
+        if not printed_name and not v["range"].strip() and not v["type"].strip():
             raise _Rejected("blank wargear placeholder row")
-        if not printed:
+        if not printed_name:
             raise _Rejected("wargear row without a name")
         kind = clean_line(v["type"])
         if kind not in ("Melee", "Ranged"):
             raise _Rejected(f"unknown weapon type {kind!r} (expected Melee or Ranged)")
-        is_melee = kind == "Melee"
-        weapon, profile = split_profile_name(printed)
-        entity = f"{ds_id}|{weapon}|{'melee' if is_melee else 'ranged'}|{profile}"
         locator = self.locator("Datasheets_wargear", row.line)
-        flags: list[tuple[str, str]] = []
-        range_text = clean_line(v["range"])
-        if is_melee:
-            range_inches = None
-            if range_text.lower() != "melee":
-                flags.append(("melee_weapon_with_range", f"range={range_text!r}"))
-        elif range_text.upper() in ("N/A", "-", ""):
-            range_inches = None
-            flags.append(("range_not_applicable", f"range={range_text!r}"))
-        else:
-            rng = weapon_range(range_text)
-            if rng.is_melee:
-                raise _Rejected("a Ranged weapon with range Melee")
-            range_inches = rng.inches
-        abilities_text = self.html(v.get("description", ""))
-        parsed = self._abilities.get(abilities_text)
-        if parsed is None:
-            items = split_abilities(_PERIOD_SEPARATOR.sub(",", abilities_text))
-            parsed = self._abilities[abilities_text] = [parse_ability(item) for item in items]
-        torrent = any(a.name == "TORRENT" for a in parsed)
-        sk = skill(v["BS_WS"], torrent=torrent)
-        flags += [(code, f"BS/WS={v['BS_WS'].strip()!r}") for code in sk.flags]
-        if sk.value is None and not torrent:
-            flags.append(("no_hit_roll_without_torrent", f"BS/WS={v['BS_WS'].strip()!r}"))
-        strength_text = clean_line(v["S"])
-        try:
-            strength = characteristic_int(strength_text, "S")
-        except NormaliseError:
-            dice(strength_text)  # a dice expression is a real value: flag it; anything else rejects
-            strength = None
-            flags.append(("strength_not_fixed", f"S={strength_text!r} (a dice roll; not stored)"))
-        ap = armour_penetration(v["AP"])
-        flags += [(code, f"AP={v['AP'].strip()!r}") for code in ap.flags]
-        roll = clean_line(v.get("dice", ""))
-        if roll:
-            flags.append(("profile_chosen_by_roll", f"this profile is used on a D6 roll of {roll}"))
-        record = WeaponProfile(
-            source_id=self.sid,
-            locator=locator,
-            datasheet_id=ds_id,
-            weapon_name=weapon,
-            profile_name=profile,
-            is_melee=is_melee,
-            range_inches=range_inches,
-            attacks=dice(v["A"]),
-            skill=sk.value,
-            strength=strength,
-            armour_penetration=ap.value,
-            damage=dice(v["D"]),
-            abilities_text=abilities_text,
+        printed = PrintedWeapon(
+            locator=locator, name=printed_name, range=v["range"], attacks=v["A"], skill=v["BS_WS"],
+            strength=v["S"], armour_penetration=v["AP"], damage=v["D"],
+            abilities=self.html(v.get("description", "")), is_melee=kind == "Melee",
+            roll=v.get("dice", ""),
         )
+        assembled = assemble_weapon(printed, self.sid, ds_id)
+        record = assembled.records[0]
+        assert isinstance(record, WeaponProfile)
+        entity = entity_key(record)
         try:
             self.claim(record)
-        except _Rejected as exc:
-            seen = self._seen[(record.__table__, record.key())]
-            self.result.records.append(
-                self.flag(
-                    "Datasheets_wargear",
-                    row.line,
-                    "weapon_profiles",
-                    entity,
-                    "duplicate_profile_conflict",
-                    f"kept {seen.locator}: {_profile_summary(seen)}; "
-                    f"rejected {locator}: {_profile_summary(record)}",
-                )
-            )
-            raise exc
-        out: list[Record] = [record]
-        for position, ability in enumerate(parsed, start=1):
-            out.append(
-                weapon_ability_record(
-                    ability,
-                    source_id=self.sid,
-                    locator=locator,
-                    datasheet_id=ds_id,
-                    weapon_name=weapon,
-                    profile_name=profile,
-                    is_melee=is_melee,
-                    position=position,
-                )
-            )
-            for code in ability.flags:
-                out.append(
-                    self.flag(
-                        "Datasheets_wargear",
-                        row.line,
-                        "weapon_abilities",
-                        f"{entity}|{position}",
-                        code,
-                        f"{ability.raw_text!r}",
-                    )
-                )
-        out += [
-            self.flag("Datasheets_wargear", row.line, "weapon_profiles", entity, c, d)
-            for c, d in flags
-        ]
+        except _Rejected:
+            first = self.collector.first(record)
+            assert isinstance(first, WeaponProfile)
+            _keep(self.result.records, self.collector.conflict_flag(first, record))
+            raise
+        out: list[Record | None] = list(assembled.records)
+        out += [self.flag("Datasheets_wargear", row.line, n.table, n.entity, n.code, n.detail)
+                for n in assembled.notes]
         out += self.markup_flags(
-            "Datasheets_wargear", row.line, "weapon_profiles", entity, abilities_text
+            "Datasheets_wargear", row.line, "weapon_profiles", entity, printed.abilities
         )
-        return out
+        return out  # type: ignore[return-value]
 
     def keywords(self, row: Row) -> list[Record]:
         v = row.values
@@ -1345,7 +1225,7 @@ class _Export:
                 and record.datasheet_id not in self.faction_keyword_seen
             ):
                 line = int(record.locator.rsplit(" ", 1)[1])
-                self.result.records.append(
+                _keep(self.result.records, 
                     self.flag(
                         "Datasheets",
                         line,
@@ -1357,7 +1237,7 @@ class _Export:
                 )
             if "Datasheets_models" in self.tables and record.datasheet_id not in self.profiled:
                 line = int(record.locator.rsplit(" ", 1)[1])
-                self.result.records.append(
+                _keep(self.result.records, 
                     self.flag(
                         "Datasheets",
                         line,
@@ -1682,29 +1562,15 @@ _LOADOUT = re.compile(
     r"(?P<equipment>.*)$"
 )
 _KEYWORD_SPAN = re.compile(r"<span[^>]*class=\"[^\"]*\bkwbu?\b[^\"]*\"|<ky>", re.IGNORECASE)
-_PROFILE = re.compile(r"^(?P<weapon>.*\S)\s+[-–—]\s+(?P<profile>\S.*)$")
-_PERIOD_SEPARATOR = re.compile(r"\.(?=\s|$)")
 _STRATAGEM_TYPE = re.compile(r"(?P<group>.+?)\s+[–—-]\s+(?P<type>.+\bStratagem)")
 _STRATAGEM_LABEL = re.compile(r"(?<![A-Za-z])(WHEN|TARGET|EFFECT|RESTRICTIONS):\s*")
 _MARKUP = re.compile(r"<\s*/?\s*[A-Za-z][^>]*>?")
 
 
-def split_profile_name(printed: str) -> tuple[str, str]:
-    """Split a printed weapon name into (weapon name, profile name); ``➤`` is dropped.
-
-    The profile is the part after the last `` - `` / `` – `` (spaces around the dash; a hyphen
-    inside a word such as ``Kombi-rokkit`` never splits).
-
-    >>> split_profile_name("➤ Plasma storm battery - standard")
-    ('Plasma storm battery', 'standard')
-    >>> split_profile_name("Bubblechukka – big bubble"), split_profile_name("Kombi-weapon")
-    (('Bubblechukka', 'big bubble'), ('Kombi-weapon', ''))
-    """
-    name = clean_line(printed.replace("➤", " "))
-    m = _PROFILE.match(name)
-    if not m:
-        return name, ""
-    return m.group("weapon").strip(), m.group("profile").strip()
+def _keep(records: list[Record], flag: DataFlag | None) -> None:
+    """Append a flag unless the collector counted it as a repeat (None)."""
+    if flag is not None:
+        records.append(flag)
 
 
 def _stratagem_sections(text: str) -> tuple[dict[str, str], str]:
@@ -1723,39 +1589,6 @@ def _stratagem_sections(text: str) -> tuple[dict[str, str], str]:
         body = body.strip()
         sections[fieldname] = f"{sections[fieldname]}\n{body}" if fieldname in sections else body
     return sections, before
-
-
-def _invulnerable(value: str, note: str) -> tuple[int | None, str | None, list[tuple[str, str]]]:
-    """An invulnerable save with Wahapedia's ``inv_sv_descr`` note -> (value, scope, flags).
-
-    The note restricts the save (``* Against ranged attacks only``, ``* Traitor Enforcer model
-    only.``) unless it names another roll target (``* 4+ against melee attacks`` on a 6+ save is
-    an improvement, the 6+ stays unconditional) or is about re-rolls. Every note is also kept as
-    an ``invulnerable_save_note`` flag.
-
-    >>> _invulnerable("4*", "Against ranged attacks only")[:2]
-    (4, 'ranged')
-    >>> _invulnerable("6", "* 4+ against melee attacks")[:2]
-    (6, None)
-    >>> _invulnerable("3+*", "* Ranged attacks only")[:2], _invulnerable("-", "")[:2]
-    ((3, 'ranged'), (None, None))
-    """
-    v = clean_line(value)
-    note = clean_line(note.replace("\n", " "))
-    if not note:
-        save = invulnerable_save(v)
-        return save.value, save.scope, []
-    flags = [("invulnerable_save_note", note)]
-    base = v.rstrip("*").strip()
-    if base in ("", "-"):
-        return None, None, flags + [("invulnerable_note_without_save", note)]
-    stated = {int(x) for x in re.findall(r"(\d)\+", note)}
-    target = roll_target(base)
-    if "re-roll" in note.lower() or (stated and stated != {target}):
-        save = invulnerable_save(base)
-    else:
-        save = invulnerable_save(base + "*", note)
-    return save.value, save.scope, flags
 
 
 def _strip_ability_box(fragment: str) -> str:
@@ -1826,35 +1659,6 @@ def _rename_columns(table: Table, aliases: dict[str, str]) -> Table:
         for r in table.rows
     ]
     return Table(name=table.name, columns=columns, rows=rows, bad_rows=table.bad_rows)
-
-
-def _content(record: Record) -> dict:
-    return record.model_dump(exclude={"source_id", "locator"})
-
-
-def _key_text(record: Record) -> str:
-    return "(" + ", ".join(repr(x) for x in record.key()) + ")"
-
-
-def _differences(a: Record, b: Record) -> str:
-    ca, cb = _content(a), _content(b)
-    diffs = [f"{k}: {_show(ca[k])} vs {_show(cb[k])}" for k in ca if ca[k] != cb.get(k)]
-    return "; ".join(diffs)
-
-
-def _show(value: object) -> str:
-    if isinstance(value, dict) and "text" in value:
-        return repr(value["text"])
-    return repr(value)
-
-
-def _profile_summary(p: WeaponProfile) -> str:
-    rng = "Melee" if p.is_melee else (f'{p.range_inches}"' if p.range_inches is not None else "N/A")
-    skill_text = f"{p.skill}+" if p.skill is not None else "N/A"
-    return (
-        f"{rng} A{p.attacks.text} {'WS' if p.is_melee else 'BS'}{skill_text} S{p.strength} "
-        f"AP{p.armour_penetration} D{p.damage.text} [{p.abilities_text}]"
-    )
 
 
 def _validation_reason(exc: ValidationError) -> str:

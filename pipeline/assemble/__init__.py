@@ -1,0 +1,15 @@
+"""The assembly stage: printed values -> the records of ``schemas/``, the same way for every source.
+
+An extractor (``pipeline.parsers``) knows one source's shape and nothing else: it finds a weapon
+row, a model line, an ability, and hands over what the source prints, as text, with a locator
+(``pipeline.assemble.printed``). This package reads those printed values once for every source:
+
+- ``weapons.assemble_weapon``: a printed weapon profile -> ``WeaponProfile`` and its
+  ``WeaponAbility`` rows, with flags, or a reject;
+- ``models.assemble_model``: a printed model line -> ``ModelProfile``, with flags and data gaps;
+  ``models.read_invulnerable``: an invulnerable save and its ``*`` note;
+- ``collector.Collector``: one rule for duplicates, key conflicts, flags and data gaps, and one
+  entity key (``collector.entity_key``), derived from each record's declared key.
+
+So the same printed value gives the same stored value, flags and rejects from every source.
+"""
