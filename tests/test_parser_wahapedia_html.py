@@ -765,7 +765,7 @@ def test_snippet_unknown_labels_are_rejected_not_dropped():
     assert _of(result, WeaponProfile) == []
     veteran = _one(result, ModelProfile, model_name="VETERAN")
     assert (veteran.move_inches, veteran.toughness) == (6, None)
-    gaps = {g.field for g in _of(result, DataGap) if g.entity_key.endswith("/3")}
+    gaps = {g.field for g in _of(result, DataGap) if g.entity_key.endswith("|3")}
     assert gaps == {"toughness", "save", "wounds", "leadership", "objective_control"}
 
 

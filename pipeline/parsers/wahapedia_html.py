@@ -69,30 +69,29 @@ Requires beautifulsoup4 >= 4.13 (``bs4.filter.ElementFilter``).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from urllib.parse import urlparse
 
 from bs4 import BeautifulSoup, NavigableString, Tag
 from bs4.filter import ElementFilter
 
+from pipeline.assemble.collector import Collector
+from pipeline.assemble.models import assemble_model
+from pipeline.assemble.printed import PrintedModel, PrintedWeapon
+from pipeline.assemble.weapons import assemble_weapon
 from pipeline.errors import NormaliseError
-from pipeline.normalise import characteristics as chars
 from pipeline.normalise.characteristics import WEAPON_COLUMNS, WEAPON_TABLES
 from pipeline.normalise.composition import ModelGroup, is_alternative, model_groups
 from pipeline.normalise.text import clean_line, html_to_text, slug
-from pipeline.normalise.weapon_abilities import parse_abilities, weapon_ability_record
 from pipeline.parsers import ParseResult
 from schemas.records import (
     Ability,
-    DataFlag,
-    DataGap,
     Datasheet,
     Faction,
     Keyword,
     LeaderLink,
     ModelProfile,
     Record,
-    Reject,
     Source,
     UnitComposition,
     UnitCost,
@@ -158,7 +157,6 @@ _EDITION_IN_PATH = re.compile(r"/wh40k(\d+)ed/")
 _CORE_PARAMETER = re.compile(
     r"^(?P<name>.+?)\s+(?P<param>\d+\+|\d*D\d+(?:[+-]\d+)?|\d+\s*(?:\"|'')?)$"
 )
-_PROFILE_SPLIT = re.compile(r"\s[–—-]\s")
 _KEYWORD_TAG = re.compile(r"\s+[–—-]\s+[A-Z][A-Z '’\-]*$")
 _EQUIPPED = re.compile(r"^(?P<models>.+?)\s+(?:is|are)\s+equipped\s+with:?$", re.IGNORECASE)
 _PRICE = re.compile(r"^(?P<addon>\+?)\s*(?P<points>\d+)(?:\s*(?:pts|points))?$", re.IGNORECASE)
@@ -224,21 +222,6 @@ def split_core_parameter(item: str) -> tuple[str, str | None]:
     if not m:
         return item, None
     return m.group("name").strip(), m.group("param").replace(" ", "")
-
-
-def split_weapon_name(printed: str) -> tuple[str, str]:
-    """Weapon and profile name: ``Plasma gun – supercharge`` -> ``Plasma gun``, ``supercharge``.
-
-    A leading ``➤`` is dropped; a name without a spaced dash has the profile name ``""``.
-
-    >>> split_weapon_name("➤ Grenade launcher – frag"), split_weapon_name("Twin-linked lascannon")
-    (('Grenade launcher', 'frag'), ('Twin-linked lascannon', ''))
-    """
-    name = printed.lstrip("➤ ").strip()
-    parts = _PROFILE_SPLIT.split(name, maxsplit=1)
-    if len(parts) == 2 and parts[0].strip() and parts[1].strip():
-        return parts[0].strip(), parts[1].strip()
-    return name, ""
 
 
 def split_composition(printed: str) -> list[ModelGroup] | None:
@@ -378,65 +361,17 @@ def _line(node: Tag | NavigableString | None) -> str:
 # --- record collection --------------------------------------------------------------------------
 
 
-@dataclass
-class _Out:
-    """Records of one page, with the page-level check that keys are unique."""
+class _Out(Collector):
+    """Records of one page under the shared rules (``pipeline.assemble.collector``).
 
-    source: Source
-    result: ParseResult = field(default_factory=ParseResult)
-    seen: dict[tuple[str, tuple], Record] = field(default_factory=dict)
+    ``result`` shares the collector's lists, so it is the page's ``ParseResult``; ``flag`` and
+    ``gap`` take (table, entity, flag or field, detail, locator) as the collector does.
+    """
 
-    def add(self, record: Record) -> None:
-        ident = (record.__table__, record.key())
-        first = self.seen.get(ident)
-        if first is None:
-            self.seen[ident] = record
-            self.result.records.append(record)
-        elif first == record:
-            self.result.duplicates[record.__table__] += 1
-        else:
-            self.reject(
-                record.__table__,
-                getattr(record, "locator", "?"),
-                record.model_dump_json(),
-                f"key {record.key()} already used on this page at "
-                f"{getattr(first, 'locator', '?')} with different values",
-            )
-
-    def reject(self, table: str, locator: str, raw: str, reason: str) -> None:
-        self.result.rejects.append(
-            Reject(
-                source_id=self.source.source_id,
-                locator=locator,
-                table_name=table,
-                raw_text=raw,
-                reason=reason,
-            )
-        )
-
-    def flag(self, table: str, entity: str, flag: str, detail: str, locator: str) -> None:
-        self.add(
-            DataFlag(
-                source_id=self.source.source_id,
-                locator=locator,
-                table_name=table,
-                entity_key=entity,
-                flag=flag,
-                detail=detail,
-            )
-        )
-
-    def gap(self, table: str, entity: str, field_name: str, reason: str, locator: str) -> None:
-        self.add(
-            DataGap(
-                source_id=self.source.source_id,
-                locator=locator,
-                table_name=table,
-                entity_key=entity,
-                field=field_name,
-                reason=reason,
-            )
-        )
+    def __init__(self, source: Source) -> None:
+        super().__init__(source.source_id)
+        self.source = source
+        self.result = ParseResult(records=self.records, rejects=self.rejects, duplicates=self.duplicates)
 
 
 # --- one datasheet ------------------------------------------------------------------------------
@@ -678,9 +613,7 @@ class _Sheet:
 
     def _profile(self, number: int, profile: _Profile, first_labels: list, count: int) -> None:
         model_name = profile.model_name or self.name
-        entity = f"{self.ds_id}/{number}"
         where = f"{_line(profile.wrap)}: profile {number} '{model_name}'"
-        fields: dict[str, object] = {}
         raw: dict[str, str] = {}
         for index, (label, value, tag) in enumerate(profile.values):
             if label is None:
@@ -712,37 +645,14 @@ class _Sheet:
                 )
                 continue
             raw[name] = value
-            try:
-                fields[name] = self._characteristic(name, value, label)
-            except NormaliseError as err:
-                fields[name] = None
-                reason = f"value {value!r} not loaded: {err}"
-                self.out.gap("model_profiles", entity, name, reason, where)
-        for name in CHARACTERISTIC_LABELS.values():
-            if name not in raw:
-                fields[name] = None
-                self.out.gap("model_profiles", entity, name, "not printed on the page", where)
-        invul, scope = None, None
-        if profile.invul is not None:
-            invul, scope = self._invulnerable(profile, entity, where, model_name, count)
-        self.out.add(
-            ModelProfile(
-                **self._p(),
-                locator=where,
-                datasheet_id=self.ds_id,
-                line=number,
-                model_name=model_name,
-                move_inches=fields.get("move"),  # type: ignore[arg-type]
-                move_text=raw.get("move"),
-                toughness=fields.get("toughness"),  # type: ignore[arg-type]
-                save=fields.get("save"),  # type: ignore[arg-type]
-                invulnerable_save=invul,
-                invulnerable_save_scope=scope,
-                wounds=fields.get("wounds"),  # type: ignore[arg-type]
-                leadership=fields.get("leadership"),  # type: ignore[arg-type]
-                objective_control=fields.get("objective_control"),  # type: ignore[arg-type]
-            )
+        invul, note = self._invulnerable(profile, model_name, count) if profile.invul is not None else (None, None)
+        printed = PrintedModel(
+            locator=where, line=number, name=model_name, move=raw.get("move"),
+            toughness=raw.get("toughness"), save=raw.get("save"), wounds=raw.get("wounds"),
+            leadership=raw.get("leadership"), objective_control=raw.get("objective_control"),
+            invulnerable_save=invul, invulnerable_save_note=note,
         )
+        assemble_model(printed, self.source.source_id, self.ds_id).into(self.out, where)
         if profile.base is not None and text_of(profile.base):
             self.out.reject(
                 "model_profiles",
@@ -751,19 +661,9 @@ class _Sheet:
                 "base size has no column (proposed: model_profiles.base_size)",
             )
 
-    @staticmethod
-    def _characteristic(name: str, value: str, label: str) -> int | None:
-        if name == "move":
-            return chars.distance(value)
-        if name == "leadership":
-            return chars.leadership(value)
-        if name == "save":
-            return chars.roll_target(value)
-        return chars.characteristic_int(value, label)
-
-    def _invulnerable(
-        self, profile: _Profile, entity: str, where: str, model_name: str, count: int
-    ) -> tuple[int | None, str | None]:
+    def _invulnerable(self, profile: _Profile, model_name: str, count: int) -> tuple[str, str | None]:
+        """The invulnerable save box of a profile as printed: (value with its ``*``, note). A
+        note is also kept as an ability of the datasheet, as the page prints it."""
         box = profile.invul
         assert box is not None
         label = text_of(box.find(class_="dsCharInvulText"))
@@ -775,12 +675,6 @@ class _Sheet:
         note = text_of(profile.invul_comment) or None
         starred = "*" in label or "*" in value
         printed = value if "*" in value or not starred else f"{value}*"
-        try:
-            save = chars.invulnerable_save(printed, note)
-        except NormaliseError as err:
-            reason = f"value {value!r} not loaded: {err}"
-            self.out.gap("model_profiles", entity, "invulnerable_save", reason, where)
-            return None, None
         if note:
             name = "Invulnerable Save" if count == 1 else f"Invulnerable Save ({model_name})"
             self.out.add(
@@ -794,7 +688,7 @@ class _Sheet:
                     text=note,
                 )
             )
-        return save.value, save.scope
+        return printed, note
 
     # columns: weapons, sections ------------------------------------------------------------------
 
@@ -936,71 +830,27 @@ class _Sheet:
         items = [item for span in ability_spans for item in split_ability_items(text_of(span))]
         name_strings = name_cell.find_all(string=True)
         printed = fold("".join(str(s) for s in name_strings if not _inside(s, ability_spans)))
-        weapon, profile = split_weapon_name(printed)
         abilities_text = ", ".join(items)
         raw_row = f"{printed} [{abilities_text}] | " + " | ".join(values)
         where = f"{_line(row)}: weapon '{printed}'"
-        if len(values) != len(columns) or not weapon:
+        if len(values) != len(columns) or not printed.strip("➤ "):
             self.out.reject(
                 "weapon_profiles", where, raw_row, f"expected {len(columns)} values and a name"
             )
             return
         by_column = dict(zip(columns, values))
-        entity = f"{self.ds_id}/{weapon}/{profile}"
-        flags: list[tuple[str, str]] = []
+        line = PrintedWeapon(
+            locator=where, name=printed, range=by_column["range"], attacks=by_column["attacks"],
+            skill=by_column["skill"], strength=by_column["strength"],
+            armour_penetration=by_column["armour_penetration"], damage=by_column["damage"],
+            abilities=abilities_text, is_melee=section_melee,
+        )
         try:
-            parsed = parse_abilities(abilities_text)
-            torrent = any(a.name == "TORRENT" for a in parsed)
-            rng = chars.weapon_range(by_column["range"])
-            skill = chars.skill(by_column["skill"], torrent=torrent)
-            ap = chars.armour_penetration(by_column["armour_penetration"])
-            record = WeaponProfile(
-                **self._p(),
-                locator=where,
-                datasheet_id=self.ds_id,
-                weapon_name=weapon,
-                profile_name=profile,
-                is_melee=rng.is_melee,
-                range_inches=rng.inches,
-                attacks=chars.dice(by_column["attacks"]),
-                skill=skill.value,
-                strength=chars.characteristic_int(by_column["strength"], "S"),
-                armour_penetration=ap.value,
-                damage=chars.dice(by_column["damage"]),
-                abilities_text=abilities_text,
-            )
+            assembled = assemble_weapon(line, self.source.source_id, self.ds_id)
         except NormaliseError as err:
             self.out.reject("weapon_profiles", where, raw_row, str(err))
             return
-        flags += [(f, by_column["skill"]) for f in skill.flags]
-        flags += [(f, by_column["armour_penetration"]) for f in ap.flags]
-        if rng.is_melee != section_melee:
-            flags.append(("range_table_mismatch", f"range {by_column['range']!r} in the "
-                          f"{'melee' if section_melee else 'ranged'} table"))
-        self.out.add(record)
-        for detail_flag, detail in flags:
-            self.out.flag("weapon_profiles", entity, detail_flag, detail, where)
-        for position, ability in enumerate(parsed, start=1):
-            self.out.add(
-                weapon_ability_record(
-                    ability,
-                    **self._p(),
-                    locator=f"{where} ability {position}",
-                    datasheet_id=self.ds_id,
-                    weapon_name=weapon,
-                    profile_name=profile,
-                    is_melee=rng.is_melee,
-                    position=position,
-                )
-            )
-            for ability_flag in ability.flags:
-                self.out.flag(
-                    "weapon_abilities",
-                    f"{entity}/{position}",
-                    ability_flag,
-                    ability.raw_text,
-                    f"{where} ability {position}",
-                )
+        assembled.into(self.out, where)
 
     def _wargear_option(self, item: Tag) -> None:
         """One element of the WARGEAR OPTIONS section: a list of options or a note under it."""
