@@ -607,7 +607,7 @@ def test_snippet_block_matched_by_keyword_not_by_order(source):
            for p in rows(result, "weapon_profiles")}
     assert got == {("beta-squad", "Beta blade", "D3", -2), ("alpha-squad", "Alpha gun", "2", -1)}
     flags = {(f.entity_key, f.flag) for f in rows(result, "data_flags")}
-    assert flags == {(f"{SCOPE}/alpha-squad/alpha-gun", "positive_ap")}
+    assert flags == {(f"{SCOPE}/alpha-squad|Alpha gun|ranged|", "positive_ap")}
     # a Stratagem listed on a datasheet with no card: stored from the list, its text a gap
     (ploy,) = rows(result, "stratagems")
     assert (ploy.name, ploy.cp_cost, ploy.when) == ("LOST PLOY", 2, None)

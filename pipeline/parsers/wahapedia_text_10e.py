@@ -43,11 +43,12 @@ import re
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from pipeline.assemble.collector import Collector, Outcome, entity_key
+from pipeline.assemble.printed import PrintedWeapon
+from pipeline.assemble.weapons import assemble_weapon, split_weapon_name
 from pipeline.errors import NormaliseError
-from pipeline.normalise import characteristics as ch
 from pipeline.normalise.characteristics import WEAPON_COLUMNS, WEAPON_TABLES
 from pipeline.normalise.text import clean_line, slug
-from pipeline.normalise.weapon_abilities import parse_abilities, weapon_ability_record
 from pipeline.parsers import ParseResult, source_rule_text
 from schemas.records import (
     Ability,
@@ -319,8 +320,9 @@ class _Page:
         self.segs = _segments(text)
         self.fate: list[str | None] = [None] * len(self.segs)
         self.stray_table: list[str] = ["sources"] * len(self.segs)
-        self.result = ParseResult()
-        self.keys: dict[tuple[str, tuple], Record] = {}
+        self.collector = Collector(source.source_id)  # the shared rules; its records are the page's
+        self.result = ParseResult(records=self.collector.records, rejects=self.collector.rejects,
+                                  duplicates=self.collector.duplicates)
         self.scope = ""
 
     def text(self, i: int) -> str:
@@ -361,34 +363,30 @@ class _Page:
         )
 
     def add(self, record: Record) -> None:
-        self.result.records.append(record)
+        self.collector.add(record)
 
     def keep(self, record: Record, *indexes: int) -> bool:
-        """Add ``record`` unless a row with its key exists: same values -> the segments are
-        counted as duplicates; other values -> they are rejected. True when added."""
-        table = record.__table__
-        earlier = self.keys.get((table, record.key()))
-        if earlier is None:
-            self.keys[(table, record.key())] = record
-            self.add(record)
+        """Add ``record`` under the shared rules (``Collector.claim``): a new key is kept and
+        its segments used; the same values again -> the segments are counted duplicates; other
+        values -> they are rejected with the shared reason. True when added."""
+        outcome, earlier = self.collector.claim(record)
+        if outcome is Outcome.NEW:
+            self.collector.records.append(record)
             self.use(*indexes)
             return True
-        same = record.model_dump(exclude={"locator"}) == earlier.model_dump(exclude={"locator"})
-        if same:
-            self.dup(table, *indexes)
+        if outcome is Outcome.DUPLICATE:
+            self.dup(record.__table__, *indexes)
         else:
+            assert earlier is not None
             for i in indexes:
-                self.reject(i, table, f"a second {table} row with key {record.key()} differs"
-                            f" from the row at {earlier.locator}; the first is kept")
+                self.reject(i, record.__table__, self.collector.conflict_reason(earlier, record))
         return False
 
     def flag(self, i: int, table: str, entity: str, code: str, detail: str) -> None:
-        self.add(DataFlag(source_id=self.source.source_id, locator=self.loc(i), table_name=table,
-                          entity_key=entity, flag=code, detail=detail))
+        self.collector.flag(table, entity, code, detail, self.loc(i))
 
     def gap(self, i: int, table: str, entity: str, name: str, reason: str) -> None:
-        self.add(DataGap(source_id=self.source.source_id, locator=self.loc(i), table_name=table,
-                         entity_key=entity, field=name, reason=reason))
+        self.collector.gap(table, entity, name, reason, self.loc(i))
 
     def sweep(self) -> None:
         """Reject every segment no block placed (a bug in the page layout, never dropped)."""
@@ -1260,72 +1258,59 @@ def _emit_block(page: _Page, header: _Header, block: _Block, stratagems: _Strata
             raise RuntimeError(f"bug: unknown block item kind {item.kind!r}")
 
 
-def _split_weapon_name(cell: str) -> tuple[str, str, str]:
-    """``Bolt pistol [pistol]`` -> (name, profile name, abilities text).
+def _split_weapon_cell(cell: str) -> tuple[str, str]:
+    """``Bolt pistol [pistol]`` -> (the name as printed, the abilities text).
 
-    A multi-profile row ``➤ Plasma storm battery - supercharge`` gives the profile name after
-    the last `` - ``.
-
-    >>> _split_weapon_name("Combi-weapon [ANTI-INFANTRY 4+, RAPID FIRE 1]")
-    ('Combi-weapon', '', 'ANTI-INFANTRY 4+, RAPID FIRE 1')
-    >>> _split_weapon_name("➤ Plasma storm battery - supercharge [HAZARDOUS]")
-    ('Plasma storm battery', 'supercharge', 'HAZARDOUS')
+    >>> _split_weapon_cell("Combi-weapon [ANTI-INFANTRY 4+, RAPID FIRE 1]")
+    ('Combi-weapon', 'ANTI-INFANTRY 4+, RAPID FIRE 1')
+    >>> _split_weapon_cell("➤ Plasma storm battery - supercharge [HAZARDOUS]")
+    ('➤ Plasma storm battery - supercharge', 'HAZARDOUS')
     """
     m = _BRACKETS.match(cell)
     name, abilities = (m["name"], m["abilities"]) if m else (cell, "")
-    profile = ""
-    if name.startswith("➤"):
-        name = name.lstrip("➤ ")
-        if " - " in name:
-            name, profile = name.rsplit(" - ", 1)
-    return clean_line(name), clean_line(profile), clean_line(abilities)
+    return clean_line(name), clean_line(abilities)
 
 
 def _emit_weapon(page: _Page, ds: str, i: int, is_melee: bool, labels: list[str],
                  cells: list[str], equipment: set[str]) -> None:
     """One weapon row -> ``WeaponProfile`` and its ``WeaponAbility`` rows, or a reject.
 
-    Values go through the shared normalisers; their flags become ``DataFlag`` rows. Two rows
-    with the same key and other values: the second is rejected and flagged
-    ``duplicate_profile_conflict``.
+    The row is read by the shared assembly (``pipeline.assemble.weapons``); its segment is used,
+    counted as a duplicate, or rejected (a value that cannot be read, or the key of an earlier
+    row with other values: ``duplicate_profile_conflict``).
     """
-    name, profile, abilities_text = _split_weapon_name(cells[0])
-    entity = f"{ds}/{slug(name)}"
+    printed_name, abilities_text = _split_weapon_cell(cells[0])
+    name = split_weapon_name(printed_name)[0]
     values = {WEAPON_COLUMNS[label.casefold()]: cell for label, cell in zip(labels, cells[1:])}
-    abilities = parse_abilities(abilities_text)
-    torrent = any(a.name == "TORRENT" for a in abilities)
+    missing = [c for c in ("range", "attacks", "skill", "strength", "armour_penetration", "damage")
+               if c not in values]
+    if missing:
+        page.reject(i, "weapon_profiles", f"{name}: no column for {', '.join(missing)}")
+        return
+    printed = PrintedWeapon(
+        locator=page.loc(i), name=printed_name, range=values["range"],
+        attacks=values["attacks"], skill=values["skill"], strength=values["strength"],
+        armour_penetration=values["armour_penetration"], damage=values["damage"],
+        abilities=abilities_text, is_melee=is_melee,
+    )
     try:
-        rng = ch.weapon_range(values["range"])
-        skill = ch.skill(values["skill"], torrent=torrent)
-        ap = ch.armour_penetration(values["armour_penetration"])
-        if rng.is_melee != is_melee:
-            raise NormaliseError(f"range {values['range']!r} in a"
-                                 f" {'melee' if is_melee else 'ranged'} weapon table")
-        weapon = WeaponProfile(
-            source_id=page.source.source_id, locator=page.loc(i), datasheet_id=ds,
-            weapon_name=name, profile_name=profile, is_melee=is_melee, range_inches=rng.inches,
-            attacks=ch.dice(values["attacks"]), skill=skill.value,
-            strength=ch.characteristic_int(values["strength"], "S"),
-            armour_penetration=ap.value, damage=ch.dice(values["damage"]),
-            abilities_text=abilities_text,
-        )
-    except (NormaliseError, KeyError) as exc:
+        assembled = assemble_weapon(printed, page.source.source_id, ds)
+    except NormaliseError as exc:
         page.reject(i, "weapon_profiles", f"{name}: {exc}")
         return
+    weapon = assembled.records[0]
     if not page.keep(weapon, i):
         if page.fate[i] != "duplicate weapon_profiles":
-            page.flag(i, "weapon_profiles", entity, "duplicate_profile_conflict",
-                      "a second row of this weapon has other values; it is rejected")
+            first = page.collector.first(weapon)
+            assert isinstance(first, WeaponProfile) and isinstance(weapon, WeaponProfile)
+            made = page.collector.conflict_flag(first, weapon)
+            if made is not None:
+                page.add(made)
         return
-    for code in skill.flags + ap.flags:
-        page.flag(i, "weapon_profiles", entity, code, f"as printed: {cells!r}")
+    for record in assembled.records[1:]:
+        page.add(record)
+    for note in assembled.notes:
+        page.flag(i, note.table, note.entity, note.code, note.detail)
     if name.lower() not in equipment:
-        page.flag(i, "weapon_profiles", entity, "weapon_not_in_loadout",
+        page.flag(i, "weapon_profiles", entity_key(weapon), "weapon_not_in_loadout",
                   f"{name!r} is in no loadout line of the datasheet")
-    for position, ability in enumerate(abilities, start=1):
-        page.add(weapon_ability_record(
-            ability, source_id=page.source.source_id, locator=page.loc(i), datasheet_id=ds,
-            weapon_name=name, profile_name=profile, is_melee=is_melee, position=position,
-        ))
-        for code in ability.flags:
-            page.flag(i, "weapon_abilities", entity, code, f"as printed: {ability.raw_text!r}")
