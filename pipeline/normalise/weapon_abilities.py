@@ -7,6 +7,7 @@ is. An unknown name is kept (never dropped) with the flag ``unknown_weapon_abili
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Literal, NamedTuple
 
 from pipeline.errors import NormaliseError
@@ -43,7 +44,7 @@ KNOWN_ABILITIES: dict[str, ParamKind] = {
     "TWIN-LINKED": "none",
 }
 
-_ANTI = re.compile(r"^ANTI-(?P<kw>[A-Z][A-Z0-9 '\-]*?)(?:\s+(?P<t>\d)\+)?$")
+_ANTI = re.compile(r"^ANTI-(?P<kw>[A-Z][A-Z0-9 '\-]*?)(?:\s+(?P<t>\d)(?P<plus>\+)?)?$")
 _VALUE = re.compile(r"^(?P<name>[A-Z][A-Z \-]*?)(?:\s+(?P<v>\d*D\d+(?:[+-]\d+)?|\d+))?$")
 
 
@@ -78,6 +79,7 @@ def split_abilities(text: str) -> list[str]:
     return [clean_line(item) for item in t.split(",") if clean_line(item).strip("[] ")]
 
 
+@lru_cache(maxsize=8192)
 def parse_ability(item: str) -> ParsedWeaponAbility:
     """Parse one ability item, in any case, with U+2011 hyphens read as hyphens.
 
@@ -87,8 +89,10 @@ def parse_ability(item: str) -> ParsedWeaponAbility:
     ('SUSTAINED HITS', 'D3')
     >>> parse_ability("Anti-infantry").flags
     ('anti_missing_threshold',)
+    >>> a = parse_ability("Anti-fly 2"); (a.target_keyword, a.threshold, a.flags)
+    ('FLY', 2, ('threshold_without_plus',))
 
-    Raises ``NormaliseError`` for an empty item.
+    Pure and memoised (its value is immutable). Raises ``NormaliseError`` for an empty item.
     """
     raw = clean_line(item).strip("[] ")
     if not raw:
@@ -101,7 +105,10 @@ def parse_ability(item: str) -> ParsedWeaponAbility:
     m = _ANTI.match(upper)
     if m:
         threshold = int(m.group("t")) if m.group("t") else None
-        flags = () if threshold is not None else ("anti_missing_threshold",)
+        if threshold is None:
+            flags: tuple[str, ...] = ("anti_missing_threshold",)
+        else:
+            flags = () if m.group("plus") else ("threshold_without_plus",)
         return ParsedWeaponAbility(
             "ANTI", m.group("kw").strip(), threshold, None, condition, raw, flags
         )
@@ -113,7 +120,7 @@ def parse_ability(item: str) -> ParsedWeaponAbility:
     if kind is None:
         return ParsedWeaponAbility(upper, None, None, None, condition, raw, ("unknown_weapon_ability",))
     value = dice(value_text) if value_text else None
-    flags: tuple[str, ...] = ()
+    flags = ()
     if kind == "none" and value is not None:
         flags = ("unexpected_ability_value",)
     if kind == "value" and value is None:
