@@ -181,22 +181,20 @@ def validate(sources: list[Source], results: dict[str, ParseResult]) -> Validate
             first = seen.get(ident)
             if first is None:
                 seen[ident] = record
-                _add_external_id(external_ids, record)
-                continue
-            record_source = getattr(record, "source_id", source.source_id)
-            if first == record or content(first) == content(record):
-                duplicates[(record_source, record.__table__)] += 1
-                _add_external_id(external_ids, record)
-            elif getattr(first, "source_id", None) != record_source:
+            elif first == record or content(first) == content(record):
+                duplicates[(getattr(record, "source_id", source.source_id), record.__table__)] += 1
+            elif getattr(first, "source_id", None) != getattr(record, "source_id", source.source_id):
                 conflicts.extend(conflicts_between(first, record, by_id))
-                duplicates[(record_source, record.__table__)] += 1
-                _add_external_id(external_ids, record)
+                duplicates[(getattr(record, "source_id", source.source_id), record.__table__)] += 1
             else:
                 rejects.append(_reject(
                     record,
                     f"key {record.key()} already loaded from {getattr(first, 'source_id', '?')} "
                     f"{getattr(first, 'locator', '')} with different values",
                 ))
+                continue
+            if type(record) is Datasheet and record.external_id is not None:
+                external_ids.setdefault((record.datasheet_id, record.source_id), _external_id(record))
     filled = [
         extra for extra in fill_combat_patrol_characteristics(list(seen.values()))
         if (extra.__table__, extra.key()) not in seen
@@ -214,12 +212,9 @@ def validate(sources: list[Source], results: dict[str, ParseResult]) -> Validate
     return Validated(records, rejects, duplicates, conflicts, filled)
 
 
-def _add_external_id(external_ids: dict[tuple[str, str], ExternalId], record: Record) -> None:
-    if isinstance(record, Datasheet) and record.external_id is not None:
-        external_ids.setdefault((record.datasheet_id, record.source_id), ExternalId(
-            source_id=record.source_id, locator=record.locator,
-            datasheet_id=record.datasheet_id, external_id=record.external_id,
-        ))
+def _external_id(sheet: Datasheet) -> ExternalId:
+    return ExternalId(source_id=sheet.source_id, locator=sheet.locator,
+                      datasheet_id=sheet.datasheet_id, external_id=sheet.external_id)  # type: ignore[arg-type]
 
 
 def _reject(record: Record, reason: str) -> Reject:

@@ -14,6 +14,7 @@ another source, each row keeping the source it came from.
 
 from __future__ import annotations
 
+import operator
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass
@@ -284,7 +285,7 @@ def unify_datasheet_ids(batches: list[list[Record]], refs: Mapping[str, tuple[st
     by_name: dict[tuple, set[str]] = defaultdict(set)
     unified: list[list[Record]] = []
     for batch in batches:
-        sheets = [r for r in batch if isinstance(r, Datasheet)]
+        sheets = [r for r in batch if type(r) is Datasheet]
         mine = Counter(_sheet_name(s) for s in sheets)
         moved: dict[str, str] = {}
         for s in sheets:
@@ -295,10 +296,9 @@ def unify_datasheet_ids(batches: list[list[Record]], refs: Mapping[str, tuple[st
         if moved:
             fields = {**refs, Datasheet.__table__: ("datasheet_id",)}
             batch = [_moved_to(r, moved, fields.get(r.__table__, ())) for r in batch]
-        for s in batch:
-            if isinstance(s, Datasheet):
-                known.add(s.datasheet_id)
-                by_name[_sheet_name(s)].add(s.datasheet_id)
+        for s in sheets:
+            known.add(moved.get(s.datasheet_id, s.datasheet_id))
+            by_name[_sheet_name(s)].add(moved.get(s.datasheet_id, s.datasheet_id))
         unified.append(batch)
     return unified
 
@@ -309,7 +309,7 @@ def _sheet_name(sheet: Datasheet) -> tuple:
 
 def _moved_to(record: Record, moved: dict[str, str], fields: tuple[str, ...]) -> Record:
     update = {f: moved[v] for f in fields if (v := getattr(record, f)) in moved}
-    if isinstance(record, (DataGap, DataFlag)):
+    if not fields and isinstance(record, (DataGap, DataFlag)):
         entity = record.entity_key
         for old, new in moved.items():
             if entity == old or (entity.startswith(old) and entity[len(old)] in "/|#"):
@@ -355,40 +355,40 @@ def align_names(batches: list[list[Record]], named: tuple[NamedRows, ...] = NAME
     printed name of that key in this source and one in the earlier sources. Returns new lists;
     records not renamed are the same objects.
     """
-    aligned = batches
-    for rows in named:
-        earlier: dict[tuple, tuple | None] = {}
-        renamed: list[list[Record]] = []
-        for batch in aligned:
-            mine: dict[tuple, set[tuple]] = defaultdict(set)
-            for r in batch:
-                if type(r) is rows.records[0]:
-                    printed = tuple(getattr(r, f) for f in rows.names)
-                    mine[_name_of(r, rows, printed)].add(printed)
-            new: dict[tuple, tuple] = {}
+    earlier: list[dict[tuple, tuple | None]] = [{} for _ in named]
+    aligned: list[list[Record]] = []
+    for batch in batches:
+        by_type: dict[type, list[Record]] = defaultdict(list)
+        for r in batch:
+            by_type[type(r)].append(r)
+        moved: dict[int, Record] = {}
+        for rows, first in zip(named, earlier):
+            scope_of, names_of = operator.attrgetter(*rows.scope), operator.attrgetter(*rows.names)
+            mine: dict[tuple, set] = defaultdict(set)
+            for r in by_type.get(rows.records[0], ()):
+                printed = names_of(r)
+                key = (scope_of(r), _name_keys(printed, rows.any_number))
+                mine[key].add(printed)
+            new: dict[tuple, object] = {}
             for key, printed in mine.items():
-                first = earlier.get(key)
-                if first is not None and len(printed) == 1 and first not in printed:
-                    (this,) = printed
-                    new[key[0] + this] = first
-            if new:
-                batch = [_renamed(r, rows, new) for r in batch]
-            for key, printed in mine.items():
-                if key not in earlier:
-                    earlier[key] = next(iter(printed)) if len(printed) == 1 else None
-            renamed.append(batch)
-        aligned = renamed
+                earlier_name = first.get(key)
+                if earlier_name is not None and len(printed) == 1 and earlier_name not in printed:
+                    new[(key[0], next(iter(printed)))] = earlier_name
+                if key not in first:
+                    first[key] = next(iter(printed)) if len(printed) == 1 else None
+            if not new:
+                continue
+            for kind in rows.records:
+                for r in by_type.get(kind, ()):
+                    name = new.get((scope_of(r), names_of(r)))
+                    if name is not None:
+                        values = name if len(rows.names) > 1 else (name,)
+                        moved[id(r)] = r.model_copy(update=dict(zip(rows.names, values)))
+        aligned.append([moved.get(id(r), r) for r in batch] if moved else batch)
     return aligned
 
 
-def _name_of(record: Record, rows: NamedRows, printed: tuple) -> tuple:
-    scope = tuple(getattr(record, f) for f in rows.scope)
-    return scope, tuple(name_key(p, ignore_plural=rows.any_number) for p in printed)
-
-
-def _renamed(record: Record, rows: NamedRows, new: dict[tuple, tuple]) -> Record:
-    if not isinstance(record, rows.records):
-        return record
-    at = tuple(getattr(record, f) for f in rows.scope) + tuple(getattr(record, f) for f in rows.names)
-    name = new.get(at)
-    return record if name is None else record.model_copy(update=dict(zip(rows.names, name)))
+def _name_keys(printed: object, any_number: bool) -> object:
+    if isinstance(printed, tuple):
+        return tuple(name_key(p, ignore_plural=any_number) for p in printed)
+    return name_key(printed, ignore_plural=any_number)  # type: ignore[arg-type]
