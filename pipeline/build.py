@@ -24,13 +24,15 @@ from pipeline.manifest import read_folder_files
 from pipeline.manifest import read_manifest
 from pipeline.parsers import ParseResult, get_parser, get_preparer
 from pipeline.merge import (
+    align_names,
     align_with_earlier,
     conflicts_between,
     content,
     fill_combat_patrol_characteristics,
     source_order,
+    unify_datasheet_ids,
 )
-from schemas.records import Accounting, Conflict, DataFlag, Record, Reject, Source, key_getter
+from schemas.records import Accounting, Conflict, DataFlag, Datasheet, ExternalId, Record, Reject, Source, key_getter
 
 Progress = Callable[[str], None]
 
@@ -131,8 +133,10 @@ def _content(snapshot: RawSnapshot) -> str | dict[str, str]:
 class Validated:
     """What ``validate`` returns.
 
-    ``records``: the rows to load. ``rejects``: the build's own rejects (key collisions within a
-    source, orphans), the parsers' rejects are in the parse results. ``duplicates``: per
+    ``records``: the rows to load (with one ``ExternalId`` per datasheet and source that gives
+    its own id, derived from the datasheets, outside the per-source accounting). ``rejects``:
+    the build's own rejects (key collisions within a source, orphans), the parsers' rejects are
+    in the parse results. ``duplicates``: per
     (source_id, record table), records collapsed into an identical or merged row. ``conflicts``:
     fields on which sources disagree. ``filled``: rows filled from a twin datasheet (not input
     rows of any source, so outside the per-source accounting).
@@ -152,37 +156,45 @@ def validate(sources: list[Source], results: dict[str, ParseResult]) -> Validate
     whose key is already taken by an identical one (provenance aside) is a counted duplicate; by
     a different one from another source, it is merged (counted as a duplicate of its source) and
     each differing field is recorded as a ``Conflict``; by a different one from the same source,
-    it is rejected with both values named. Model lines and weapon-ability positions are first lined
-    up with the earlier source's (``merge.align_with_earlier``). Combat Patrol datasheets get the characteristics their
-    source lost from a twin (``merge.fill_combat_patrol_characteristics``). A row that points to
-    a datasheet that no source defines is rejected as an orphan.
+    it is rejected with both values named. First, a later source's records are lined up with the
+    earlier sources': a datasheet printed under another spelling takes the earlier one's id
+    (``merge.unify_datasheet_ids``); weapon, ability and keyword names printed another way take
+    the earlier printed name (``merge.align_names``); model lines and weapon-ability positions
+    take the earlier line and position (``merge.align_with_earlier``). Each source's own id of a
+    datasheet (``Datasheet.external_id``) becomes an ``ExternalId`` row, never a conflict. Combat
+    Patrol datasheets get the characteristics their source lost from a twin
+    (``merge.fill_combat_patrol_characteristics``). A row that points to a datasheet that no
+    source defines is rejected as an orphan.
     """
     by_id = {s.source_id: s for s in sources}
     duplicates: Counter[tuple[str, str]] = Counter()
     rejects: list[Reject] = []
     conflicts: list[Conflict] = []
     seen: dict[tuple[str, tuple], Record] = {}
+    external_ids: dict[tuple[str, str], ExternalId] = {}
     ordered = source_order(sources)
-    batches = align_with_earlier([results[s.source_id].records for s in ordered])
+    batches = [results[s.source_id].records for s in ordered]
+    batches = align_with_earlier(align_names(unify_datasheet_ids(batches, _DATASHEET_REFS)))
     for source, batch in zip(ordered, batches):
         for record in batch:
             ident = (record.__table__, key_getter(type(record))(record))
             first = seen.get(ident)
             if first is None:
                 seen[ident] = record
-                continue
-            record_source = getattr(record, "source_id", source.source_id)
-            if first == record or content(first) == content(record):
-                duplicates[(record_source, record.__table__)] += 1
-            elif getattr(first, "source_id", None) != record_source:
+            elif first == record or content(first) == content(record):
+                duplicates[(getattr(record, "source_id", source.source_id), record.__table__)] += 1
+            elif getattr(first, "source_id", None) != getattr(record, "source_id", source.source_id):
                 conflicts.extend(conflicts_between(first, record, by_id))
-                duplicates[(record_source, record.__table__)] += 1
+                duplicates[(getattr(record, "source_id", source.source_id), record.__table__)] += 1
             else:
                 rejects.append(_reject(
                     record,
                     f"key {record.key()} already loaded from {getattr(first, 'source_id', '?')} "
                     f"{getattr(first, 'locator', '')} with different values",
                 ))
+                continue
+            if type(record) is Datasheet and record.external_id is not None:
+                external_ids.setdefault((record.datasheet_id, record.source_id), _external_id(record))
     filled = [
         extra for extra in fill_combat_patrol_characteristics(list(seen.values()))
         if (extra.__table__, extra.key()) not in seen
@@ -196,7 +208,13 @@ def validate(sources: list[Source], results: dict[str, ParseResult]) -> Validate
             rejects.append(_reject(record, f"orphan: datasheet {missing[0]} is not defined by any source"))
             continue
         records.append(record)
+    records.extend(external_ids.values())
     return Validated(records, rejects, duplicates, conflicts, filled)
+
+
+def _external_id(sheet: Datasheet) -> ExternalId:
+    return ExternalId(source_id=sheet.source_id, locator=sheet.locator,
+                      datasheet_id=sheet.datasheet_id, external_id=sheet.external_id)  # type: ignore[arg-type]
 
 
 def _reject(record: Record, reason: str) -> Reject:

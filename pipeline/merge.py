@@ -3,37 +3,62 @@
 The same datasheet (same key) from several sources is one datasheet. When two sources disagree
 on a value, the precedence (``pipeline/precedence.toml``: source kind, then the later version
 date) picks the value, and both values with both sources go to ``conflicts``; nothing is
-overwritten silently. Combat Patrol datasheets stay datasheets of their own, but a model
-characteristic their source lost is filled from the same-named datasheet of another source,
-each row keeping the source it came from.
+overwritten silently. Names are compared as a reader compares them (``name_key``,
+``pipeline/normalise/names.py``): a datasheet, weapon, ability or keyword that a later source
+prints another way (``Thunder Hammer``, ``... Terminator Armor``) is lined up with the earlier
+source's, whose printed name is kept. Each source's own id of a datasheet is not a
+disagreement: it goes to ``external_ids``. Combat Patrol datasheets stay datasheets of their
+own, but a model characteristic their source lost is filled from the same-named datasheet of
+another source, each row keeping the source it came from.
 """
 
 from __future__ import annotations
 
+import operator
 import re
 from collections import Counter, defaultdict
-from typing import Iterable
+from dataclasses import dataclass
+from typing import Iterable, Mapping
 
-from pipeline.normalise.text import slug
+from pipeline.normalise.names import name_key
 from pipeline.precedence import kind_ranks
-from schemas.records import Conflict, DataFlag, Datasheet, ModelProfile, Record, Source, WeaponAbility
+from schemas.records import (
+    Ability,
+    Conflict,
+    DataFlag,
+    DataGap,
+    Datasheet,
+    Keyword,
+    ModelProfile,
+    Record,
+    Source,
+    WeaponAbility,
+    WeaponProfile,
+)
 
 _PROVENANCE = {"source_id", "locator"}
 
 #: Fields holding text as a source prints it, compared the way a reader reads them (``as_read``):
 #: ``text`` ignores case, quote style, spacing, brackets and emphasis marks; ``list`` is a
 #: comma-separated list whose order carries no meaning (``-`` or nothing: an empty list);
-#: ``inches`` also ignores where the inch mark stands (``20+"`` and ``20"+``). The stored value
-#: stays the one printed by the source that wins.
+#: ``inches`` also ignores where the inch mark stands (``20+"`` and ``20"+``); ``name`` is a
+#: name's ``name_key``, ``name_any_number`` its key with the plural read as the singular (model
+#: names: ``Battle Sisters`` and ``Battle Sister``). The stored value stays the one printed by the
+#: source that wins.
 AS_READ: dict[tuple[str, str], str] = {
-    ("datasheets", "name"): "text",
-    ("model_profiles", "model_name"): "text",
+    ("datasheets", "name"): "name",
+    ("model_profiles", "model_name"): "name_any_number",
+    ("unit_composition", "model_name"): "name_any_number",
     ("model_profiles", "move_text"): "inches",
     ("weapon_profiles", "abilities_text"): "list",
     ("weapon_abilities", "raw_text"): "text",
     ("weapon_abilities", "name"): "text",
     ("abilities", "text"): "text",
 }
+
+#: Fields that are not compared: each source's own id of a datasheet differs by nature (it goes
+#: to ``external_ids``, one row per datasheet and source).
+NOT_COMPARED: frozenset[tuple[str, str]] = frozenset({("datasheets", "external_id")})
 
 _QUOTES = str.maketrans({"’": "'", "‘": "'", "“": '"', "”": '"'})
 _BULLET = re.compile(r"(?m)^\s*[-•]\s+")
@@ -55,9 +80,15 @@ def as_read(value: object, how: str = "text") -> object:
     True
     >>> as_read("Raveners") == as_read("Ravener")
     False
+    >>> as_read("Raveners", "name_any_number") == as_read("Ravener", "name_any_number")
+    True
+    >>> as_read("Captain in Terminator Armor", "name") == as_read("Captain In Terminator Armour", "name")
+    True
     """
     if not isinstance(value, str):
         return value
+    if how == "name" or how == "name_any_number":
+        return name_key(value, ignore_plural=how == "name_any_number")
     text = _BULLET.sub("", value.translate(_QUOTES))
     text = _NOT_READ.sub(" ", text).casefold().rstrip().removesuffix(".")
     if how == "inches":
@@ -102,7 +133,7 @@ def conflicts_between(first: Record, other: Record, sources: dict[str, Source]) 
 
     A field that one source leaves empty (None) and the other gives is not a disagreement; a
     printed text field (``AS_READ``) is compared as read, so capitals, spacing or brackets alone
-    are not one.
+    are not one; a field of ``NOT_COMPARED`` (each source's own id) is never one.
     """
     a, b = content(first), content(other)
     sid_a, sid_b = first.source_id, other.source_id  # type: ignore[attr-defined]
@@ -117,6 +148,7 @@ def conflicts_between(first: Record, other: Record, sources: dict[str, Source]) 
         )
         for name in a
         if a[name] is not None and b[name] is not None
+        and (first.__table__, name) not in NOT_COMPARED
         and _differ(first.__table__, name, a[name], b[name])
     ]
 
@@ -129,7 +161,7 @@ def _differ(table: str, name: str, a: object, b: object) -> bool:
 def fill_combat_patrol_characteristics(records: list[Record]) -> list[Record]:
     """Model profiles for Combat Patrol datasheets that have none, from a same-named twin.
 
-    The twin is a datasheet of the same edition and name (case and hyphen style ignored) from
+    The twin is a datasheet of the same edition and name (compared by ``name_key``) from
     another source that is not a Combat Patrol datasheet and has model profiles. Each copied row
     keeps the twin's ``source_id`` and ``locator`` (where the value came from); a ``DataFlag``
     ``characteristics_filled_from_twin`` names the twin. Returns the rows to add.
@@ -142,12 +174,12 @@ def fill_combat_patrol_characteristics(records: list[Record]) -> list[Record]:
     twins: dict[tuple, Datasheet] = {}
     for s in sheets:
         if s.game_mode != "combat-patrol" and profiles.get(s.datasheet_id):
-            twins.setdefault((s.edition, slug(s.name)), s)
+            twins.setdefault((s.edition, name_key(s.name)), s)
     added: list[Record] = []
     for s in sheets:
         if s.game_mode != "combat-patrol" or profiles.get(s.datasheet_id):
             continue
-        twin = twins.get((s.edition, slug(s.name)))
+        twin = twins.get((s.edition, name_key(s.name)))
         if twin is None:
             continue
         for p in profiles[twin.datasheet_id]:
@@ -170,9 +202,10 @@ def align_with_earlier(batches: list[list[Record]]) -> list[list[Record]]:
     same rows of an earlier source (``batches`` in precedence order), so that the merge compares
     like with like.
 
-    Model lines: when both sources name the models of a datasheet (each name once, compared as
-    read), a later source's line takes the line number of the earlier source's model of that
-    name; its other lines take the numbers left, in their order. Weapon abilities: when a later
+    Model lines: when both sources name the models of a datasheet (each name once, compared by
+    ``name_key`` with the plural read as the singular), a later source's line takes the line
+    number of the earlier source's model of that name; its other lines take the numbers left, in
+    their order. Weapon abilities: when a later
     source lists the same abilities of a weapon profile (as read) in another order, each takes
     the position of the earlier one (the order of a weapon's abilities carries no meaning).
     Returns new lists; records not moved are the same objects.
@@ -205,16 +238,20 @@ def align_with_earlier(batches: list[list[Record]]) -> list[list[Record]]:
     return aligned
 
 
+def _model_key(name: str) -> str:
+    return name_key(name, ignore_plural=True)
+
+
 def _lines_by_name(rows: list[ModelProfile]) -> dict[object, int]:
-    names = Counter(as_read(r.model_name) for r in rows)
-    return {as_read(r.model_name): r.line for r in rows if names[as_read(r.model_name)] == 1}
+    names = Counter(_model_key(r.model_name) for r in rows)
+    return {_model_key(r.model_name): r.line for r in rows if names[_model_key(r.model_name)] == 1}
 
 
 def _realign_models(rows: list[ModelProfile], earlier: dict[object, int]) -> dict[int, Record]:
     mine = _lines_by_name(rows)
     if len(mine) != len(rows):
         return {}
-    wanted = {id(r): earlier[as_read(r.model_name)] for r in rows if as_read(r.model_name) in earlier}
+    wanted = {id(r): earlier[_model_key(r.model_name)] for r in rows if _model_key(r.model_name) in earlier}
     if not wanted or all(wanted[id(r)] == r.line for r in rows if id(r) in wanted):
         return {}
     free = iter(sorted(set(range(1, len(rows) + len(earlier) + 1)) - set(wanted.values())))
@@ -228,3 +265,130 @@ def _realign_abilities(rows: list[WeaponAbility], earlier: list[tuple[object, in
         return {}
     position = {t: p for t, p in earlier}
     return {id(r): r.model_copy(update={"position": position[t]}) for r, t in zip(rows, texts) if position[t] != r.position}
+
+
+def unify_datasheet_ids(batches: list[list[Record]], refs: Mapping[str, tuple[str, ...]]) -> list[list[Record]]:
+    """Each source's records, with a datasheet that an earlier source prints under another spelling
+    given the earlier source's id (``batches`` in precedence order).
+
+    A later source's datasheet whose id no earlier source has is the earlier source's datasheet
+    when both have the same edition, faction and game mode and the same name by ``name_key``
+    (``Ancient in Terminator Armor`` is ``Ancient In Terminator Armour``), and the name is
+    unambiguous: one datasheet of that name in the earlier sources, one in this source. Every
+    row of the source that points to it is moved with it: the fields of ``refs`` (table ->
+    fields holding a datasheet id, the datasheets table aside) and the ``entity_key`` of its
+    data gaps and flags. Two
+    datasheets of one source are never joined. Returns new lists; records not moved are the same
+    objects.
+    """
+    known: set[str] = set()
+    by_name: dict[tuple, set[str]] = defaultdict(set)
+    unified: list[list[Record]] = []
+    for batch in batches:
+        sheets = [r for r in batch if type(r) is Datasheet]
+        mine = Counter(_sheet_name(s) for s in sheets)
+        moved: dict[str, str] = {}
+        for s in sheets:
+            name = _sheet_name(s)
+            earlier = by_name.get(name, ())
+            if s.datasheet_id not in known and mine[name] == 1 and len(earlier) == 1:
+                (moved[s.datasheet_id],) = earlier
+        if moved:
+            fields = {**refs, Datasheet.__table__: ("datasheet_id",)}
+            batch = [_moved_to(r, moved, fields.get(r.__table__, ())) for r in batch]
+        for s in sheets:
+            known.add(moved.get(s.datasheet_id, s.datasheet_id))
+            by_name[_sheet_name(s)].add(moved.get(s.datasheet_id, s.datasheet_id))
+        unified.append(batch)
+    return unified
+
+
+def _sheet_name(sheet: Datasheet) -> tuple:
+    return sheet.edition, sheet.faction_id, sheet.game_mode, name_key(sheet.name)
+
+
+def _moved_to(record: Record, moved: dict[str, str], fields: tuple[str, ...]) -> Record:
+    update = {f: moved[v] for f in fields if (v := getattr(record, f)) in moved}
+    if not fields and isinstance(record, (DataGap, DataFlag)):
+        entity = record.entity_key
+        for old, new in moved.items():
+            if entity == old or (entity.startswith(old) and entity[len(old)] in "/|#"):
+                update["entity_key"] = new + entity[len(old):]
+                break
+    return record.model_copy(update=update) if update else record
+
+
+@dataclass(frozen=True)
+class NamedRows:
+    """Rows named within a scope, whose names ``align_names`` lines up across sources.
+
+    ``records``: the record classes renamed together (the first defines the names; a weapon's
+    abilities follow its profile). ``scope``: the fields within which a name is looked up (the
+    datasheet, melee or ranged). ``names``: the fields of the name. ``any_number``: the plural is
+    read as the singular (``name_key(..., ignore_plural=True)``).
+    """
+
+    records: tuple[type[Record], ...]
+    scope: tuple[str, ...]
+    names: tuple[str, ...]
+    any_number: bool
+
+
+#: The names lined up across sources. Weapons are things a model has one or several of
+#: (``Twin power fist`` / ``Twin power fists``), so their number is not read; ability and keyword
+#: names are compared by case, spacing, quotes and spelling only.
+NAMED_ROWS: tuple[NamedRows, ...] = (
+    NamedRows((WeaponProfile, WeaponAbility), ("datasheet_id", "is_melee"), ("weapon_name", "profile_name"), True),
+    NamedRows((Ability,), ("datasheet_id", "kind"), ("name",), False),
+    NamedRows((Keyword,), ("datasheet_id",), ("keyword",), False),
+)
+
+
+def align_names(batches: list[list[Record]], named: tuple[NamedRows, ...] = NAMED_ROWS) -> list[list[Record]]:
+    """Each source's records, with the names of weapons, abilities and keywords that an earlier
+    source prints another way (by ``name_key``) replaced by the earlier source's printed name
+    (``batches`` in precedence order), so that they share a key and merge: ``Thunder Hammer``
+    of a datasheet becomes its ``Thunder hammer``, and where the two profiles differ the merge
+    records a conflict.
+
+    A name is replaced only when it is unambiguous: within its scope (``NamedRows.scope``), one
+    printed name of that key in this source and one in the earlier sources. Returns new lists;
+    records not renamed are the same objects.
+    """
+    earlier: list[dict[tuple, tuple | None]] = [{} for _ in named]
+    aligned: list[list[Record]] = []
+    for batch in batches:
+        by_type: dict[type, list[Record]] = defaultdict(list)
+        for r in batch:
+            by_type[type(r)].append(r)
+        moved: dict[int, Record] = {}
+        for rows, first in zip(named, earlier):
+            scope_of, names_of = operator.attrgetter(*rows.scope), operator.attrgetter(*rows.names)
+            mine: dict[tuple, set] = defaultdict(set)
+            for r in by_type.get(rows.records[0], ()):
+                printed = names_of(r)
+                key = (scope_of(r), _name_keys(printed, rows.any_number))
+                mine[key].add(printed)
+            new: dict[tuple, object] = {}
+            for key, printed in mine.items():
+                earlier_name = first.get(key)
+                if earlier_name is not None and len(printed) == 1 and earlier_name not in printed:
+                    new[(key[0], next(iter(printed)))] = earlier_name
+                if key not in first:
+                    first[key] = next(iter(printed)) if len(printed) == 1 else None
+            if not new:
+                continue
+            for kind in rows.records:
+                for r in by_type.get(kind, ()):
+                    name = new.get((scope_of(r), names_of(r)))
+                    if name is not None:
+                        values = name if len(rows.names) > 1 else (name,)
+                        moved[id(r)] = r.model_copy(update=dict(zip(rows.names, values)))
+        aligned.append([moved.get(id(r), r) for r in batch] if moved else batch)
+    return aligned
+
+
+def _name_keys(printed: object, any_number: bool) -> object:
+    if isinstance(printed, tuple):
+        return tuple(name_key(p, ignore_plural=any_number) for p in printed)
+    return name_key(printed, ignore_plural=any_number)  # type: ignore[arg-type]

@@ -104,7 +104,24 @@ class Datasheet(Provenanced):
     starting_strength: int | None
     role: str | None = None
     legend: str | None = None
-    external_id: str | None = None  # the source's own id (Wahapedia "000000001"), if any
+    external_id: str | None = None  # this row's source's own id (Wahapedia "000000001"), if any
+
+
+class ExternalId(Provenanced):
+    """A source's own id of a datasheet: Wahapedia's ``000000903``, a BattleScribe entry id
+    (``f26d-450d-1c55-caeb``), a saved page's path.
+
+    One row per datasheet and source that gives one: a datasheet merged from several sources has
+    a row for each (``datasheets.external_id`` is the id in the source of that row only). The
+    build derives the rows from the sources' datasheets; the ids differ by nature and are never a
+    ``conflicts`` row.
+    """
+
+    __table__ = "external_ids"
+    __key__ = ("datasheet_id", "source_id")
+
+    datasheet_id: str
+    external_id: str
 
 
 class UnitComposition(Provenanced):
@@ -537,6 +554,7 @@ ALL_RECORDS: tuple[type[Record], ...] = (
     Source,
     Faction,
     Datasheet,
+    ExternalId,
     UnitComposition,
     WargearLoadout,
     ModelProfile,

@@ -39,11 +39,49 @@ def test_a_unit_from_both_sources_is_one_datasheet(con):
     assert con.execute(
         "SELECT input_rows, loaded, duplicates, rejected FROM build_accounting WHERE stage = 'validate' "
         "AND source_id = 'bsdata-10e-catalogues' AND table_name = 'datasheets'"
-    ).fetchone() == (465, 35, 430, 0)  # 430 of the 465 units of the 11 catalogues are Wahapedia datasheets too
-    # its own id in each source is the one recorded disagreement on the datasheet row
+    ).fetchone() == (465, 33, 432, 0)  # 432 of the 465 units of the 11 catalogues are Wahapedia datasheets too
+    # the two sources agree on the datasheet row; each one's own id is in external_ids, not a conflict
     assert con.execute(
         "SELECT field, value_a, value_b FROM conflicts WHERE entity_key = '10e/adepta-sororitas/battle-sisters-squad'"
-    ).fetchall() == [("external_id", "000000903", "f26d-450d-1c55-caeb")]
+    ).fetchall() == []
+    assert con.execute(
+        "SELECT source_id, external_id FROM external_ids WHERE datasheet_id = '10e/adepta-sororitas/battle-sisters-squad' "
+        "ORDER BY source_id"
+    ).fetchall() == [("bsdata-10e-catalogues", "f26d-450d-1c55-caeb"), ("wahapedia-10e-export", "000000903")]
+
+
+def test_spelling_twins_are_one_datasheet_with_the_first_sources_name(con):
+    # the catalogues spell Armor and Defense; the export (first in precedence) Armour and Defence
+    rows = con.execute(
+        "SELECT datasheet_id, name, source_id FROM datasheets WHERE datasheet_id LIKE '10e/space-marines/%' "
+        "AND (name ILIKE 'Ancient in Terminator Armo%' OR name ILIKE 'Tarantula Air Defe%') ORDER BY 1"
+    ).fetchall()
+    assert rows == [
+        ("10e/space-marines/ancient-in-terminator-armour", "Ancient In Terminator Armour", "wahapedia-10e-export"),
+        ("10e/space-marines/tarantula-air-defence-battery", "Tarantula Air Defence Battery", "wahapedia-10e-export"),
+    ]
+    # the catalogue's rows of the twin moved with it: its id, its weapons merged into the export's
+    assert con.execute(
+        "SELECT source_id, external_id FROM external_ids WHERE datasheet_id = '10e/space-marines/ancient-in-terminator-armour' "
+        "ORDER BY source_id"
+    ).fetchall() == [("bsdata-10e-catalogues", "fc7f-8176-c10c-ca8"), ("wahapedia-10e-export", "000002677")]
+    assert con.execute(
+        "SELECT count(*) FROM weapon_profiles WHERE datasheet_id LIKE '10e/space-marines/%-armor' "
+        "OR datasheet_id LIKE '10e/space-marines/%-defense-%'"
+    ).fetchone()[0] == 0
+
+
+def test_weapon_names_in_another_case_are_one_profile_with_the_stats_conflict(con):
+    # the catalogues print "Thunder Hammer", the export "Thunder hammer": one profile, the export's
+    # name, and the Weapon Skill on which they disagree recorded with both values and sources
+    assert con.execute(
+        "SELECT weapon_name, skill, source_id FROM weapon_profiles "
+        "WHERE datasheet_id = '10e/space-marines/terminator-assault-squad' ORDER BY 1"
+    ).fetchall() == [("Thunder hammer", 4, "wahapedia-10e-export"), ("Twin lightning claws", 3, "wahapedia-10e-export")]
+    assert con.execute(
+        "SELECT field, value_a, source_id_a, value_b, source_id_b, chosen_source_id FROM conflicts "
+        "WHERE entity_key LIKE '10e/space-marines/terminator-assault-squad/Thunder hammer/%'"
+    ).fetchall() == [("skill", "4", "wahapedia-10e-export", "3", "bsdata-10e-catalogues", "wahapedia-10e-export")]
 
 
 def test_characteristics_agree_so_no_conflict_and_genuine_ones_are_recorded(con):
@@ -53,7 +91,17 @@ def test_characteristics_agree_so_no_conflict_and_genuine_ones_are_recorded(con)
         "AND table_name = 'model_profiles'"
     ).fetchone()[0] == 0
     # Repentia Squad: the two sources list the model lines in another order; matched by model name
-    # (Repentia Superior), the characteristics agree; the other line is named in the plural by one
+    # (Repentia Superior; SISTERS REPENTIA and Sister Repentia are one name in the singular or the
+    # plural), the characteristics agree: no conflict at all
+    assert con.execute(
+        "SELECT line, model_name, source_id FROM model_profiles "
+        "WHERE datasheet_id = '10e/adepta-sororitas/repentia-squad' ORDER BY line"
+    ).fetchall() == [(1, "REPENTIA SUPERIOR", "wahapedia-10e-export"), (2, "SISTERS REPENTIA", "wahapedia-10e-export")]
     assert con.execute(
         "SELECT field, value_a, value_b FROM conflicts WHERE entity_key LIKE '10e/adepta-sororitas/repentia-squad/%'"
-    ).fetchall() == [("model_name", "SISTERS REPENTIA", "Sister Repentia")]
+    ).fetchall() == []
+    # a genuine disagreement on a model's name is still one (the unit's name as the model's in one)
+    assert con.execute(
+        "SELECT field, value_a, value_b FROM conflicts WHERE entity_key LIKE '10e/adepta-sororitas/battle-sisters-squad/%' "
+        "AND table_name = 'model_profiles'"
+    ).fetchall() == [("model_name", "Battle Sisters Squad", "Battle Sister")]

@@ -79,7 +79,7 @@ def test_accounting_adds_up_for_every_table_of_every_source(con):
     assert keywords[0] == 15583 and keywords[1] >= 3843
 
 
-def test_same_datasheet_from_two_sources_is_one_with_conflicts_recorded(con):
+def test_same_datasheet_from_two_sources_is_one_with_each_sources_own_id(con):
     assert con.execute(
         "SELECT count(*), min(source_id) FROM datasheets WHERE datasheet_id = '10e/tyranids/termagants'"
     ).fetchone() == (1, "wahapedia-10e-page-termagants")
@@ -87,8 +87,12 @@ def test_same_datasheet_from_two_sources_is_one_with_conflicts_recorded(con):
         "SELECT field, value_a, value_b, chosen_source_id FROM conflicts "
         "WHERE entity_key = '10e/tyranids/termagants' ORDER BY field"
     ).fetchall()
-    assert ("external_id", "/wh40k10ed/factions/tyranids/Termagants", "000000468",
-            "wahapedia-10e-page-termagants") in conflicts
+    # each source's own id is not a disagreement: one row per source in external_ids
+    assert conflicts == []
+    assert con.execute(
+        "SELECT source_id, external_id FROM external_ids WHERE datasheet_id = '10e/tyranids/termagants' ORDER BY 1"
+    ).fetchall() == [("bsdata-10e-catalogues", "359c-db2c-681a-8d62"), ("wahapedia-10e-export", "000000468"),
+                     ("wahapedia-10e-page-termagants", "/wh40k10ed/factions/tyranids/Termagants")]
     # the page and the export agree on the characteristics: no conflict there
     assert con.execute(
         "SELECT count(*) FROM conflicts WHERE table_name = 'model_profiles' AND entity_key LIKE '10e/tyranids/termagants%'"
@@ -97,14 +101,12 @@ def test_same_datasheet_from_two_sources_is_one_with_conflicts_recorded(con):
 
 def test_page_and_export_read_compositions_alike(con):
     # the pages and the export split a composition the same way (one row per model group, the
-    # OR a row of its own): no composition conflicts; the real ones (the two sources' own ids
-    # of the three datasheets) are still recorded
+    # OR a row of its own): no composition conflicts, and none at all between them (their own
+    # ids of the three datasheets are in external_ids)
     # (conflicts with the BattleScribe catalogues: tests/test_bsdata_build.py)
     assert con.execute(
         "SELECT table_name, field, count(*) FROM conflicts WHERE source_id_b NOT LIKE 'bsdata-%' GROUP BY ALL"
-    ).fetchall() == [
-        ("datasheets", "external_id", 3)
-    ]
+    ).fetchall() == []
     rows = con.execute(
         "SELECT line, model_name, min_models, max_models, text, source_id FROM unit_composition "
         "WHERE datasheet_id = '10e/astra-militarum/cadian-shock-troops' ORDER BY line"
@@ -214,3 +216,55 @@ def test_loadout_lines_count_their_models_from_the_composition(full):
     out = attack(AttackRequest(attacker="10e/astra-militarum/kasrkin", target="GEQ",
                                weapons=("hot-shot lasgun",), models=5), db)
     assert [(w.name, w.models) for w in out.weapons] == [("Hot-shot lasgun", 5)]
+
+
+def test_names_are_compared_as_a_reader_compares_them(con):
+    # no two weapon profiles of a datasheet differ only in the case of their names
+    assert con.execute(
+        "SELECT count(*) FROM weapon_profiles a JOIN weapon_profiles b ON a.datasheet_id = b.datasheet_id "
+        "AND a.is_melee = b.is_melee AND lower(a.weapon_name) = lower(b.weapon_name) "
+        "AND lower(a.profile_name) = lower(b.profile_name) "
+        "AND (a.weapon_name < b.weapon_name OR a.profile_name < b.profile_name)"
+    ).fetchone()[0] == 0
+    # Armour/Armor and Defence/Defense twins are one datasheet, with the first source's printed name
+    assert con.execute(
+        "SELECT datasheet_id, name FROM datasheets WHERE name ILIKE 'Ancient in Terminator Armo%' "
+        "OR name ILIKE 'Tarantula Air Defe%' ORDER BY 1"
+    ).fetchall() == [
+        ("10e/space-marines/ancient-in-terminator-armour", "Ancient In Terminator Armour"),
+        ("10e/space-marines/tarantula-air-defence-battery", "Tarantula Air Defence Battery"),
+    ]
+    # where the merged profiles differ, one conflict row with both values and sources
+    assert con.execute(
+        "SELECT field, value_a, source_id_a, value_b, source_id_b FROM conflicts "
+        "WHERE entity_key = '10e/space-marines/terminator-assault-squad/Thunder hammer/True/'"
+    ).fetchall() == [("skill", "4", "wahapedia-10e-export", "3", "bsdata-10e-catalogues")]
+
+
+def test_conflicts_hold_disagreements_only(con):
+    assert con.execute("SELECT count(*) FROM conflicts WHERE field = 'external_id'").fetchone()[0] == 0
+    # every datasheet has its own id in each source that gives one: the export's 1,675, the 465
+    # of the catalogues (432 of them merged into the export's), the three saved pages
+    assert con.execute(
+        "SELECT source_id, count(*) FROM external_ids GROUP BY ALL ORDER BY 1"
+    ).fetchall() == [
+        ("bsdata-10e-catalogues", 465),
+        ("wahapedia-10e-export", 1675),
+        ("wahapedia-10e-page-cadian-shock-troops", 1),
+        ("wahapedia-10e-page-intercessor-squad", 1),
+        ("wahapedia-10e-page-termagants", 1),
+    ]
+    assert con.execute(
+        "SELECT count(*) FROM external_ids e LEFT JOIN datasheets d USING (datasheet_id) WHERE d.datasheet_id IS NULL"
+    ).fetchone()[0] == 0
+
+
+def test_readme_query_of_the_most_frequent_disagreements(con):
+    # the README's query, verbatim: 20 groups, the most frequent first, none of them an id
+    rows = con.execute(
+        "SELECT table_name, field, count(*) AS n FROM conflicts GROUP BY ALL ORDER BY n DESC, table_name, field LIMIT 20"
+    ).fetchall()
+    assert len(rows) == 20
+    assert [n for _, _, n in rows] == sorted((n for _, _, n in rows), reverse=True)
+    assert ("weapon_profiles", "skill") in {(t, f) for t, f, _ in rows}
+    assert all(f != "external_id" for _, f, _ in rows)

@@ -6,7 +6,8 @@ import datetime as dt
 
 from pipeline.build import account, validate
 from pipeline.parsers import ParseResult
-from schemas.records import Conflict, DataFlag, Datasheet, ModelProfile, Source
+from pipeline.normalise.characteristics import dice
+from schemas.records import DataFlag, DataGap, Datasheet, ExternalId, ModelProfile, Source, WeaponAbility, WeaponProfile
 
 
 def source(sid: str, kind: str, date: dt.date | None = None, mode=None) -> Source:
@@ -97,3 +98,86 @@ def test_combat_patrol_characteristics_filled_from_twin_with_its_source():
     # the twin's own rows are accounted once; the copies are not input rows of any source
     acc = {(a.source_id, a.stage, a.table_name): a for a in account(sources, results, valid)}
     assert acc[("export", "validate", "model_profiles")].loaded == 1
+
+
+def weapon(sid: str, did: str, name: str, skill: int, profile_name: str = "") -> WeaponProfile:
+    return WeaponProfile(source_id=sid, locator=f"{sid} weapon", datasheet_id=did, weapon_name=name,
+                         profile_name=profile_name, is_melee=True, range_inches=None, attacks=dice("3"),
+                         skill=skill, strength=8, armour_penetration=-2, damage=dice("2"),
+                         abilities_text="devastating wounds")
+
+
+def weapon_ability(sid: str, did: str, name: str) -> WeaponAbility:
+    return WeaponAbility(source_id=sid, locator=f"{sid} weapon", datasheet_id=did, weapon_name=name,
+                         profile_name="", is_melee=True, position=1, name="DEVASTATING WOUNDS",
+                         target_keyword=None, threshold=None, value=None, raw_text="devastating wounds")
+
+
+def test_a_spelling_twin_is_one_datasheet_and_a_weapon_in_another_case_one_profile():
+    sources = [source("export", "export", dt.date(2025, 11, 14)), source("cat", "export")]
+    gb, us = "10e/x/ancient-in-terminator-armour", "10e/x/ancient-in-terminator-armor"
+    results = {
+        "export": ParseResult(records=[
+            sheet("export", gb, "Ancient In Terminator Armour").model_copy(update={"external_id": "000002677"}),
+            weapon("export", gb, "Thunder hammer", 4), weapon_ability("export", gb, "Thunder hammer"),
+        ]),
+        "cat": ParseResult(records=[
+            sheet("cat", us, "Ancient in Terminator Armor").model_copy(update={"external_id": "fc7f"}),
+            weapon("cat", us, "Thunder Hammer", 3), weapon_ability("cat", us, "Thunder Hammer"),
+            DataGap(source_id="cat", locator="entry", table_name="datasheets", entity_key=f"{us}|link-7",
+                    field="profile", reason="link not resolved"),
+        ]),
+    }
+    valid = validate(sources, results)
+    of = lambda kind: [r for r in valid.records if isinstance(r, kind)]  # noqa: E731
+    # the first source's id and printed names are kept; the other source's rows moved onto them
+    assert [(d.datasheet_id, d.name, d.source_id) for d in of(Datasheet)] == [
+        (gb, "Ancient In Terminator Armour", "export")]
+    assert [(w.datasheet_id, w.weapon_name, w.skill, w.source_id) for w in of(WeaponProfile)] == [
+        (gb, "Thunder hammer", 4, "export")]
+    assert [(a.weapon_name, a.source_id) for a in of(WeaponAbility)] == [("Thunder hammer", "export")]
+    assert [g.entity_key for g in of(DataGap)] == [f"{gb}|link-7"]
+    # the one disagreement: the Weapon Skill, with both values and sources; the ids are no conflict
+    assert [(c.table_name, c.entity_key, c.field, c.value_a, c.source_id_a, c.value_b, c.source_id_b)
+            for c in valid.conflicts] == [
+        ("weapon_profiles", f"{gb}/Thunder hammer/True/", "skill", "4", "export", "3", "cat")]
+    assert sorted((e.datasheet_id, e.source_id, e.external_id, e.locator) for e in of(ExternalId)) == [
+        (gb, "cat", "fc7f", "line 1"), (gb, "export", "000002677", "line 1")]
+    assert valid.rejects == []
+    acc = {(a.source_id, a.stage, a.table_name): a for a in account(sources, results, valid)}
+    a = acc[("cat", "validate", "weapon_profiles")]
+    assert (a.input_rows, a.loaded, a.duplicates, a.rejected) == (1, 0, 1, 0)
+
+
+def test_two_datasheets_or_weapons_of_one_source_are_never_joined():
+    sources = [source("export", "export", dt.date(2025, 11, 14)), source("cat", "export")]
+    gb = "10e/x/unit-armour"
+    results = {
+        "export": ParseResult(records=[sheet("export", gb, "Unit Armour"), weapon("export", gb, "Boltgun", 3)]),
+        # the later source prints both spellings of the unit and two cases of the weapon: ambiguous
+        "cat": ParseResult(records=[
+            sheet("cat", "10e/x/unit-armor", "Unit Armor"), sheet("cat", "10e/x/unit-armour--2", "Unit ARMOUR"),
+            weapon("cat", gb, "BOLTGUN", 3), weapon("cat", gb, "boltgun", 4),
+        ]),
+    }
+    valid = validate(sources, results)
+    assert sorted(d.datasheet_id for d in valid.records if isinstance(d, Datasheet)) == [
+        "10e/x/unit-armor", gb, "10e/x/unit-armour--2"]
+    assert sorted(w.weapon_name for w in valid.records if isinstance(w, WeaponProfile)) == [
+        "BOLTGUN", "Boltgun", "boltgun"]
+    assert valid.conflicts == [] and valid.rejects == []
+
+
+def test_model_lines_named_in_the_plural_by_one_source_are_matched_and_agree():
+    sources = [source("export", "export", dt.date(2025, 11, 14)), source("cat", "export")]
+    line = lambda sid, n, name: profile(sid, 3, 1, 2).model_copy(update={"line": n, "model_name": name})  # noqa: E731
+    results = {
+        "export": ParseResult(records=[sheet("export"), line("export", 1, "SISTERS REPENTIA"),
+                                       line("export", 2, "Repentia Superior")]),
+        "cat": ParseResult(records=[sheet("cat"), line("cat", 1, "Repentia Superior"),
+                                    line("cat", 2, "Sister Repentia")]),
+    }
+    valid = validate(sources, results)
+    assert sorted((p.line, p.model_name, p.source_id) for p in valid.records if isinstance(p, ModelProfile)) == [
+        (1, "SISTERS REPENTIA", "export"), (2, "Repentia Superior", "export")]
+    assert valid.conflicts == []

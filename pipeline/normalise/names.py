@@ -1,0 +1,116 @@
+"""Names compared as a reader compares them: the one comparison key of a printed name.
+
+Two sources print the same unit, model, weapon or ability in different ways: ``Thunder Hammer``
+and ``Thunder hammer``, ``Ancient In Terminator Armour`` and ``Ancient in Terminator Armor``,
+``Von Ryan’s Leapers`` and ``Von Ryan's Leaper``. ``name_key`` gives one key for all the ways
+of printing a name; code that asks "is this the same name?" compares keys, and keeps the printed
+name of the source it takes.
+
+What the key ignores:
+
+- case, accents (``Kâhl`` is ``Kahl``), runs of spaces and the ends; a hyphen is read as a space
+  (``Arco-flagellants``);
+- apostrophes and quotation marks (’ ' ‘ ` “ ” "): ``Ryan’s`` is ``Ryans``;
+- a trailing full stop;
+- British and American spelling, kept as data (``spellings.toml`` beside this module, read once):
+  a word beginning with ``armour`` is read as beginning with ``armor``;
+- with ``ignore_plural=True``, the grammatical number of each word (``Boyz``/``Boy``, ``Battle
+  Sisters``/``Battle Sister``, ``Sisters Repentia``/``Sister Repentia``, ``Carnifexes``/
+  ``Carnifex``). This is for names of things of which a unit has one or many, such as models and
+  weapons; it is not for unit names: a source may print two different units whose names differ
+  only so (the export's ``Hellflayer`` and ``Hellflayers``).
+
+The plural rule is a spelling rule, not a dictionary: a word of more than three letters loses a
+final ``ies`` (for ``y``), ``es`` after x, ch, sh, ss or z, or else a final ``s`` or ``z``
+(not after ``ss``, ``us``, ``is``). Irregular plurals (``men``, ``wolves``) are not folded. The
+key is only for comparison (``chaos`` becomes ``chao`` on both sides), never stored.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+import unicodedata
+from functools import lru_cache
+from pathlib import Path
+
+from pipeline.normalise.text import plain_hyphens
+
+SPELLINGS_FILE = Path(__file__).resolve().parent / "spellings.toml"
+
+_QUOTES = str.maketrans("", "", "’'‘`“”\"")
+_ES_PLURAL = re.compile(r"(?:x|ch|sh|ss|z)es$")
+_NOT_PLURAL = re.compile(r"(?:ss|us|is)$")
+
+
+@lru_cache(maxsize=2)
+def british_american(path: Path = SPELLINGS_FILE) -> tuple[tuple[str, str], ...]:
+    """The (British, American) word beginnings of the spelling table, longest first.
+
+    Raises ``tomllib.TOMLDecodeError`` or ``KeyError`` for a malformed table (a bug in the
+    committed data file, found by the tests).
+
+    >>> ("armour", "armor") in british_american()
+    True
+    """
+    table = tomllib.loads(path.read_text(encoding="utf-8"))["british_american"]
+    return tuple(sorted(table.items(), key=lambda pair: -len(pair[0])))
+
+
+def _american(word: str) -> str:
+    for british, american in british_american():
+        if word.startswith(british):
+            return american + word[len(british):]
+    return word
+
+
+def _singular(word: str) -> str:
+    if len(word) <= 3:
+        return word
+    if word.endswith("ies"):
+        return word[:-3] + "y"
+    if _ES_PLURAL.search(word):
+        return word[:-2]
+    if _NOT_PLURAL.search(word):
+        return word
+    if word[-1] in "sz":
+        return word[:-1]
+    return word
+
+
+@lru_cache(maxsize=65536)
+def name_key(name: str, *, ignore_plural: bool = False) -> str:
+    """The comparison key of a printed name: equal keys are the same name to a reader.
+
+    ``name``: a name as a source prints it. Returns a lower-case string of words separated by
+    one space (empty for an empty name). Pure, memoised.
+
+    >>> name_key("Thunder Hammer") == name_key("thunder  hammer")
+    True
+    >>> name_key("Ancient In Terminator Armour") == name_key("Ancient in Terminator Armor")
+    True
+    >>> name_key("Tarantula Air Defence Battery") == name_key("Tarantula Air Defense Battery")
+    True
+    >>> name_key("Von Ryan’s Leapers", ignore_plural=True) == name_key("Von Ryan's Leaper", ignore_plural=True)
+    True
+    >>> name_key("“Iron Father” Feirros") == name_key('"Iron Father" Feirros.')
+    True
+    >>> name_key("SISTERS REPENTIA", ignore_plural=True) == name_key("Sister Repentia", ignore_plural=True)
+    True
+    >>> [name_key(n, ignore_plural=True) for n in ("Boyz", "Carnifexes", "Sentries", "Chaos Lord")]
+    ['boy', 'carnifex', 'sentry', 'chao lord']
+    >>> name_key("Hellflayers") == name_key("Hellflayer")
+    False
+    >>> name_key("Arco-flagellants")
+    'arco flagellants'
+    >>> name_key("Regimental Attachés") == name_key("Regimental Attaches")
+    True
+    """
+    text = plain_hyphens(name).translate(_QUOTES).casefold().replace("-", " ")
+    if not text.isascii():
+        text = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+    words = text.strip().removesuffix(".").split()
+    words = [_american(w) for w in words]
+    if ignore_plural:
+        words = [_singular(w) for w in words]
+    return " ".join(words)
