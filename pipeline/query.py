@@ -15,6 +15,7 @@ from typing import Any, Iterable
 import duckdb
 
 from pipeline.errors import DatabaseError, InputError, NotFoundError
+from pipeline.normalise.names import name_key
 from pipeline.normalise.text import clean_line, slug
 
 DEFAULT_DB = Path("db") / "wh40k.duckdb"
@@ -186,14 +187,15 @@ def find_datasheet(
 ) -> tuple[dict[str, Any], Rows]:
     """The datasheet for a name or datasheet id, and the other matches (if several).
 
-    Matching ignores case and hyphen style; ``edition`` and ``mode`` narrow the matches. Several
+    Matching compares names as a reader does (``pipeline.normalise.names.name_key``: case,
+    hyphens, quotes, British and American spellings); ``edition`` and ``mode`` narrow the matches. Several
     matches are ordered by: matched play before Combat Patrol, then the newest edition.
     Raises ``NotFoundError`` with close names when no unit has the name, or with the editions
     and game modes it has when ``edition`` or ``mode`` excludes it.
     """
     rows = _rows(con.execute("SELECT * FROM datasheets"))
-    wanted = slug(clean_line(name))
-    named = [r for r in rows if r["datasheet_id"] == name or slug(r["name"]) == wanted]
+    wanted = name_key(clean_line(name))
+    named = [r for r in rows if r["datasheet_id"] == name or name_key(r["name"]) == wanted]
     matches = [r for r in named if (edition is None or r["edition"] == edition)
                and (mode is None or (r["game_mode"] or "matched") == mode)]
     if not matches and named:

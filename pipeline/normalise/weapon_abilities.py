@@ -44,7 +44,7 @@ KNOWN_ABILITIES: dict[str, ParamKind] = {
     "TWIN-LINKED": "none",
 }
 
-_ANTI = re.compile(r"^ANTI-(?P<kw>[A-Z][A-Z0-9 '\-]*?)(?:\s+(?P<t>\d)(?P<plus>\+)?)?$")
+_ANTI = re.compile(r"^ANTI[- ](?P<kw>[A-Z][A-Z0-9 '\-]*?)(?:\s+(?P<t>\d)(?P<plus>\+)?)?$")
 _VALUE = re.compile(r"^(?P<name>[A-Z][A-Z \-]*?)(?:\s+(?P<v>\d*D\d+(?:[+-]\d+)?|\d+))?$")
 
 
@@ -91,6 +91,8 @@ def parse_ability(item: str) -> ParsedWeaponAbility:
     ('anti_missing_threshold',)
     >>> a = parse_ability("Anti-fly 2"); (a.target_keyword, a.threshold, a.flags)
     ('FLY', 2, ('threshold_without_plus',))
+    >>> parse_ability("Anti Vehicle 3+")[:3]
+    ('ANTI', 'VEHICLE', 3)
 
     Pure and memoised (its value is immutable). Raises ``NormaliseError`` for an empty item.
     """
