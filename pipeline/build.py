@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from pipeline.aliases import load_aliases
+from pipeline.assemble.protection import feel_no_pain_rows
 from pipeline.editions import detect_edition
 from pipeline.errors import BuildError
 from pipeline.extract import RawSnapshot, is_present, read_snapshot
@@ -138,8 +139,8 @@ class Validated:
     the build's own rejects (key collisions within a source, orphans), the parsers' rejects are
     in the parse results. ``duplicates``: per
     (source_id, record table), records collapsed into an identical or merged row. ``conflicts``:
-    fields on which sources disagree. ``filled``: rows filled from a twin datasheet (not input
-    rows of any source, so outside the per-source accounting).
+    fields on which sources disagree. ``filled``: rows filled from a twin datasheet, and rows
+    derived from the merged ones (``feel_no_pain``; not input rows of any source, so outside the per-source accounting).
     """
 
     records: list[Record]
@@ -199,6 +200,7 @@ def validate(sources: list[Source], results: dict[str, ParseResult]) -> Validate
         extra for extra in fill_combat_patrol_characteristics(list(seen.values()))
         if (extra.__table__, extra.key()) not in seen
     ]
+    filled += feel_no_pain_rows(seen.values())
     datasheets = {key[0] for (table, key) in seen if table == "datasheets"}
     records: list[Record] = []
     for (table, _), record in seen.items():

@@ -252,6 +252,28 @@ class Ability(Provenanced):
     text: str | None
 
 
+class FeelNoPain(Provenanced):
+    """A Feel No Pain a datasheet's ability gives, read by ``pipeline.assemble.protection``.
+
+    ``threshold``: the roll target (5 for ``5+``) of each damage point's roll. ``scope``: ``all``
+    damage, ``mortal-wounds`` only or ``psychic`` attacks only. ``model_name``: the model line it
+    is for, None for every model of the unit. ``condition``: the sentence when it applies only
+    sometimes (a Leader's unit, an Aura, once per battle), None when always; the attack engine
+    applies by default only those without one. Provenance: the ability's source and locator.
+    """
+
+    __table__ = "feel_no_pain"
+    __key__ = ("datasheet_id", "ability_kind", "ability_name", "scope")
+
+    datasheet_id: str
+    ability_kind: AbilityKind
+    ability_name: str
+    scope: str
+    threshold: RollTarget
+    model_name: str | None
+    condition: str | None
+
+
 class Keyword(Provenanced):
     __table__ = "keywords"
     __key__ = ("datasheet_id", "keyword")
@@ -561,6 +583,7 @@ ALL_RECORDS: tuple[type[Record], ...] = (
     WeaponProfile,
     WeaponAbility,
     Ability,
+    FeelNoPain,
     Keyword,
     LeaderLink,
     Stratagem,

@@ -233,8 +233,9 @@ def test_golden_battle_sisters_squad_and_canoness():
 #: rejects by reason.
 CORPUS_COUNTS = {
     "Imperium - Adepta Sororitas.cat": (41, 50, 284, {"duplicate_key_conflict": 6}),
+    # the Sisters of Battle Squad's two boltgun entries: one links the rule Ignores Cover, the other not
     "Imperium - Agents of the Imperium.cat": (43, 59, 349, {"duplicate_key_conflict": 17, "no faction": 6,
-                                                            "duplicate_profile_conflict": 3}),
+                                                            "duplicate_profile_conflict": 4}),
     "Imperium - Astra Militarum - Library.cat": (136, 147, 955, {}),
     "Imperium - Astra Militarum.cat": (0, 0, 0, {}),
     "Imperium - Imperial Knights - Library.cat": (22, 23, 152, {}),
@@ -262,3 +263,53 @@ def test_every_catalogue_of_the_corpus_exact_counts():
         kinds = Counter(type(r).__name__ for r in result.records)
         got = (kinds["Datasheet"], kinds["ModelProfile"], kinds["WeaponProfile"], dict(Counter(_reason(r.reason) for r in result.rejects)))
         assert got == (sheets, models, weapons, rejects), name
+
+
+def _two_profiles(profile: str) -> str:
+    """The squad with a Sister Superior profile of her own (Ld 5+) and ``profile`` on the unit."""
+    superior = chars(M='6"', T="3", SV="3+", W="1", LD="5+", OC="2")
+    shared = SHARED.replace("</sharedProfiles>", f'<profile id="p-sup" name="Sister Superior" typeName="Unit">'
+                                                 f"<characteristics>{superior}</characteristics></profile></sharedProfiles>")
+    unit = squad(extra_profiles=profile).replace(
+        '<infoLink id="il1" name="Battle Sister" type="profile" targetId="p-unit"/>',
+        '<infoLink id="il1" name="Sister Superior" type="profile" targetId="p-sup"/>')
+    return catalogue(unit, shared)
+
+
+@pytest.mark.parametrize(("profile", "superior", "sisters"), [
+    # the model named in the ability's name, or as the subject of its text, has it; the others not
+    (invuln("", "Invulnerable Save (4+) [Sister Superior]"), 4, None),
+    (invuln("The Sister Superior has a 5+ invulnerable save."), 5, None),
+    (invuln("Models in this unit have a 6+ invulnerable save."), 6, 6),
+])
+def test_an_invulnerable_save_named_for_one_model_applies_to_that_model_line_only(profile, superior, sisters):
+    result = parse_cat_xml(_two_profiles(profile), source())
+    saves = {m.model_name: m.invulnerable_save for m in of(result, ModelProfile)}
+    assert saves == {"Sister Superior": superior, "Battle Sister": sisters}
+
+
+def test_weapon_abilities_from_the_keyword_cell_and_the_linked_rules_are_reconciled():
+    # The plasma pistol entry links the rule Hazardous: its supercharge profile's cell has it, so
+    # the standard profile does not get it; a link no profile's cell has goes to every profile.
+    link = '<infoLink id="l-lh" name="Lethal Hits" type="rule" targetId="r-lh-in-gst"/>'
+    shared = SHARED.replace('<infoLinks><infoLink id="l-haz"', f'<infoLinks>{link}<infoLink id="l-haz"')
+    result = parse_cat_xml(catalogue(squad(), shared), source())
+    got = sorted((a.profile_name, a.position, a.name) for a in of(result, WeaponAbility))
+    assert got == [("standard", 1, "PISTOL"), ("standard", 2, "LETHAL HITS"),
+                   ("supercharge", 1, "HAZARDOUS"), ("supercharge", 2, "PISTOL"), ("supercharge", 3, "LETHAL HITS")]
+    flags = sorted((f.entity_key, f.flag) for f in of(result, DataFlag) if f.flag == "ability_from_link_only")
+    assert flags == [("10e/adepta-sororitas/battle-sisters-squad|Plasma pistol|ranged|standard", "ability_from_link_only"),
+                     ("10e/adepta-sororitas/battle-sisters-squad|Plasma pistol|ranged|supercharge", "ability_from_link_only")]
+
+
+def test_a_threshold_only_the_linked_rule_s_name_carries_is_taken_with_a_flag():
+    cell = '{chars(Range=\'12"\', A="1", BS="3+", S="7", AP="-2", D="1", Keywords="Pistol")}'
+    shared = SHARED.replace('Keywords="Pistol")', 'Keywords="Pistol, Anti-infantry")', 1)
+    shared = shared.replace('Keywords">Pistol<', 'Keywords">Pistol, Anti-infantry<', 1)
+    shared = shared.replace('<infoLinks><infoLink id="l-haz"',
+                            '<infoLinks><infoLink id="l-anti" name="Anti-Infantry 4+" type="rule" targetId="r-a"/><infoLink id="l-haz"')
+    result = parse_cat_xml(catalogue(squad(), shared), source())
+    anti = [a for a in of(result, WeaponAbility) if a.name == "ANTI"]
+    assert {(a.profile_name, a.target_keyword, a.threshold) for a in anti} == {("standard", "INFANTRY", 4)}
+    assert [f.flag for f in of(result, DataFlag) if f.flag in ("value_from_linked_rule", "anti_missing_threshold")] == [
+        "value_from_linked_rule"]

@@ -5,7 +5,8 @@ The one reading of a model line (``PrintedModel``):
 - M: inches (``6"``; ``20+"`` is 20; BattleScribe's ``20"+`` is read as ``20+"`` with the flag
   ``move_plus_after_inches``); ``-`` is none;
 - T, W, OC: whole numbers; a starred value (``5*``) keeps the number, flag ``starred_characteristic``;
-- Sv: a roll target, ``-`` none; Ld: a 2D6 roll target, ``-`` none;
+- Sv: a roll target, ``-`` none; a save and an invulnerable save in one cell (``3+/4++``,
+  ``3+ (4++)``) give both, flag ``save_and_invulnerable_in_one_cell``; Ld: a 2D6 roll target;
 - the invulnerable save: ``read_invulnerable`` (its ``*`` note gives its scope);
 - a characteristic the source does not print is None with a ``data_gaps`` row
   (``not printed by the source``); one that cannot be read is None with a ``data_gaps`` row naming
@@ -26,6 +27,8 @@ from pipeline.normalise.text import clean_line
 from schemas.records import ModelProfile
 
 _MOVE_PLUS_AFTER = re.compile(r'^(\d+)"\+$')
+#: A save and an invulnerable save printed in one cell: ``3+/4++``, ``3+ (4++)``, ``2+/4+*``.
+_SAVE_AND_INVULNERABLE = re.compile(r"^(?P<save>\d\+|-)\s*(?:/|\()\s*(?P<inv>\d\+)\+?(?P<star>\*)?\s*\)?$")
 
 #: ``PrintedModel`` field -> the characteristic's printed label (for gaps and flags).
 LABELS: dict[str, str] = {
@@ -108,6 +111,9 @@ def assemble_model(
     ...                                 "1", "6+"), "s", "10e/x/y")
     >>> m = a.records[0]; (m.move_inches, m.toughness, m.save, m.invulnerable_save, m.leadership)
     (6, 3, 3, 6, 7)
+    >>> m = assemble_model(PrintedModel("l", 1, "Terminator", '5"', "5", "2+/4++", "3", "6+", "1"),
+    ...                    "s", "10e/x/y").records[0]; (m.save, m.invulnerable_save)
+    (2, 4)
     """
     name = clean_line(printed.name)
     entity = f"{datasheet_id}|{printed.line}"  # = entity_key of the ModelProfile below
@@ -120,8 +126,16 @@ def assemble_model(
                           f"the line prints no model name: the datasheet's, {name!r}, is used"))
     gaps: list[tuple[str, str]] = []
     values: dict[str, int | None] = {}
+    invulnerable_text = printed.invulnerable_save
+    both = _SAVE_AND_INVULNERABLE.match(clean_line(printed.save or "").replace(" ", ""))
+    if both and printed.invulnerable_save in (None, "", "-"):
+        invulnerable_text = both.group("inv") + (both.group("star") or "")
+        notes.append(Note("model_profiles", entity, "save_and_invulnerable_in_one_cell",
+                          f"Sv={printed.save!r} read as Sv {both.group('save')} and InSv {invulnerable_text}"))
     for field_name, label in LABELS.items():
         text = getattr(printed, field_name)
+        if field_name == "save" and both:
+            text = both.group("save")
         if text is None:
             values[field_name] = None
             gaps.append((field_name, "not printed by the source"))
@@ -140,9 +154,9 @@ def assemble_model(
             values[field_name] = None
             gaps.append((field_name, f"value {text!r} not loaded: {err}"))
     invulnerable = Invulnerable(None, None, ())
-    if printed.invulnerable_save is not None or printed.invulnerable_save_note:
+    if invulnerable_text is not None or printed.invulnerable_save_note:
         try:
-            invulnerable = read_invulnerable(printed.invulnerable_save, printed.invulnerable_save_note)
+            invulnerable = read_invulnerable(invulnerable_text, printed.invulnerable_save_note)
         except NormaliseError as err:
             gaps.append(("invulnerable_save", f"value {printed.invulnerable_save!r} not loaded: {err}"))
     notes += [Note("model_profiles", entity, code, detail) for code, detail in invulnerable.flags]

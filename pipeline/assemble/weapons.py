@@ -120,6 +120,59 @@ class Assembled:
         return True
 
 
+def _same_ability(a: ParsedWeaponAbility, link: ParsedWeaponAbility) -> bool:
+    """The cell's ``a`` is the ability ``link`` names; a link to the rule ``Anti-`` names any Anti."""
+    return a.name == link.name and (a.name != "ANTI" or link.target_keyword in (None, a.target_keyword))
+
+
+def reconcile_linked(
+    cell: list[ParsedWeaponAbility], linked: list[ParsedWeaponAbility]
+) -> tuple[list[ParsedWeaponAbility], list[tuple[str, str]]]:
+    """The abilities of a weapon that a source gives both in its keyword cell and as links to
+    rules (BattleScribe), reconciled: the cell's, in print order, then each linked one the cell
+    lacks (flag ``ability_from_link_only``). A cell item without the threshold or value its link's
+    name carries (``Anti-infantry`` and a link ``Anti-Infantry 4+``) takes it (flag
+    ``value_from_linked_rule``); where both give one and they differ the cell's is kept (flag
+    ``cell_and_link_differ``). A link that gives nothing of its own (the rule ``Anti-`` or
+    ``Sustained Hits`` with no parameter, an unknown name) names the cell's ability if it has one,
+    and is otherwise only flagged (``linked_rule_not_read``).
+
+    >>> a, notes = reconcile_linked([parse_ability("Anti-infantry")], [parse_ability("Anti-Infantry 4+"),
+    ...                                                              parse_ability("Hazardous")])
+    >>> [(x.name, x.threshold) for x in a], [code for code, _ in notes]
+    ([('ANTI', 4), ('HAZARDOUS', None)], ['value_from_linked_rule', 'ability_from_link_only'])
+    >>> reconcile_linked([parse_ability("Anti-vehicle 4+")], [parse_ability("Anti-")])[1]
+    []
+    
+    """
+    out = list(cell)
+    notes: list[tuple[str, str]] = []
+    for link in linked:
+        match = next((i for i, a in enumerate(out) if _same_ability(a, link)), None)
+        if match is None and link.flags:
+            # the rule itself (Anti-, Sustained Hits) with no parameter, or a name not known:
+            # nothing to give the weapon
+            notes.append(("linked_rule_not_read", f"{link.raw_text!r} is linked as a rule; it gives no "
+                          f"ability of its own ({', '.join(link.flags)})"))
+            continue
+        if match is None:
+            out.append(link)
+            notes.append(("ability_from_link_only", f"{link.raw_text!r} is linked as a rule, not in the keyword cell"))
+            continue
+        have = out[match]
+        mine = (have.threshold, have.value)
+        theirs = (link.threshold, link.value)
+        if mine == theirs or theirs == (None, None):
+            continue
+        if mine == (None, None):
+            flags = tuple(f for f in have.flags if not f.endswith(("_missing_threshold", "_missing_value")))
+            out[match] = have._replace(threshold=link.threshold, value=link.value, flags=flags)
+            notes.append(("value_from_linked_rule", f"{have.raw_text!r} takes the value of the linked rule {link.raw_text!r}"))
+        else:
+            notes.append(("cell_and_link_differ", f"cell {have.raw_text!r}, linked rule {link.raw_text!r}: the cell's is kept"))
+    return out, notes
+
+
 def _strength(text: str) -> tuple[int | None, tuple[str, str] | None]:
     t = clean_line(text)
     try:
@@ -161,6 +214,8 @@ def assemble_weapon(printed: PrintedWeapon, source_id: str, datasheet_id: str) -
     else:
         range_inches = ch.weapon_range(range_text).inches
     abilities: list[ParsedWeaponAbility] = [parse_ability(item) for item in ability_items(printed.abilities)]
+    abilities, link_notes = reconcile_linked(abilities, [parse_ability(clean_line(n)) for n in
+                                                         printed.linked_abilities if clean_line(n)])
     torrent = any(a.name == "TORRENT" for a in abilities)
     skill_name = "WS" if is_melee else "BS"
     skill_text = clean_line(printed.skill)
@@ -174,6 +229,7 @@ def assemble_weapon(printed: PrintedWeapon, source_id: str, datasheet_id: str) -
     ap_text = clean_line(printed.armour_penetration)
     ap = ch.armour_penetration(ap_text)
     notes += [(code, f"AP={ap_text!r}") for code in ap.flags]
+    notes += link_notes
     roll = clean_line(printed.roll)
     if roll:
         notes.append(("profile_chosen_by_roll", f"this profile is used on a D6 roll of {roll}"))

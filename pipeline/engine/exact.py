@@ -640,12 +640,16 @@ def _damage_steps(weapon: Weapon, target: Target, context: Context, normal: np.n
     if weapon.melta is not None and context.half_range:
         step("melta", f"Melta {weapon.melta.text}: +{weapon.melta.text} Damage at half range")
     step("normal-damage", f"damage per event {_damage_text(weapon, target, context)}: mean {_mean(normal):.4f}"
-         + (" after Feel No Pain" if target.feel_no_pain or target.feel_no_pain_mortal else ""))
+         + (" after Feel No Pain" if target.feel_no_pain or target.feel_no_pain_mortal
+            or (weapon.psychic and target.feel_no_pain_psychic) else ""))
     if target.feel_no_pain is not None:
         step("feel-no-pain", f"Feel No Pain {target.feel_no_pain}+: each damage point is ignored with P = "
              f"{(7 - target.feel_no_pain) / 6:.4f}")
     if target.feel_no_pain_mortal is not None and weapon.devastating_wounds:
         step("feel-no-pain", f"Feel No Pain {target.feel_no_pain_mortal}+ against mortal wounds (Devastating Wounds)")
+    if target.feel_no_pain_psychic is not None and weapon.psychic:
+        step("feel-no-pain", f"Feel No Pain {target.feel_no_pain_psychic}+ against Psychic Attacks: "
+             "this weapon is [PSYCHIC]")
 
 
 def _hazardous(weapons: Sequence[Weapon], context: Context, steps: list[Step]) -> float:
@@ -722,6 +726,8 @@ def _event_damage(weapon: Weapon, target: Target, context: Context, mortal: bool
     """(damage points before Feel No Pain, after it) of one event, as pmfs."""
     melta = weapon.melta if context.half_range else None
     fnp = target.feel_no_pain
+    if weapon.psychic and target.feel_no_pain_psychic is not None:
+        fnp = target.feel_no_pain_psychic if fnp is None else min(fnp, target.feel_no_pain_psychic)
     if mortal and target.feel_no_pain_mortal is not None:
         fnp = target.feel_no_pain_mortal if fnp is None else min(fnp, target.feel_no_pain_mortal)
     return _damage_pmfs(weapon.damage, melta, context.damage_reduction, context.damage_modifier, fnp)
@@ -1073,6 +1079,7 @@ def _validate_target(target: Target) -> None:
         ("invulnerable_save", target.invulnerable_save),
         ("feel_no_pain", target.feel_no_pain),
         ("feel_no_pain_mortal", target.feel_no_pain_mortal),
+        ("feel_no_pain_psychic", target.feel_no_pain_psychic),
     ):
         if value is not None and not 2 <= value <= 7:
             raise EngineInputError(f"target {target.name!r}: {label} must be a roll target 2..7 (3 for 3+) or None, got {value}")
@@ -1142,4 +1149,6 @@ def _damage_text(weapon: Weapon, target: Target, context: Context) -> str:
         text += f"; Feel No Pain {target.feel_no_pain}+"
     if target.feel_no_pain_mortal is not None:
         text += f"; Feel No Pain {target.feel_no_pain_mortal}+ against mortal wounds"
+    if target.feel_no_pain_psychic is not None:
+        text += f"; Feel No Pain {target.feel_no_pain_psychic}+ against Psychic Attacks"
     return text

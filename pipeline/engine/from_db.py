@@ -20,6 +20,7 @@ import duckdb
 from pipeline.engine.profiles import Context, Target, Weapon
 from pipeline.errors import InputError, NotFoundError
 from pipeline.normalise.characteristics import make_dice
+from pipeline.normalise.names import name_key
 from pipeline.normalise.text import slug
 from pipeline.normalise.weapon_abilities import ParsedWeaponAbility
 from pipeline.query import _rows, _suggest
@@ -761,15 +762,11 @@ def target_from_datasheet(
     first = _bodyguard_line(con, datasheet, usable, models, notes)
     keywords = frozenset(r["keyword"].upper() for r in _rows(con.execute(
         "SELECT keyword FROM keywords WHERE datasheet_id = ?", [datasheet["datasheet_id"]])))
-    fnp = fnp_mortal = None
+    fnp = feel_no_pain(con, datasheet, first, notes)
     stealth = False
     for a in _rows(con.execute(
         "SELECT name, parameter, text FROM abilities WHERE datasheet_id = ?", [datasheet["datasheet_id"]]
     )):
-        if slug(a["name"]) == "feel-no-pain" and a["parameter"]:
-            m = re.search(r"(\d)\+", a["parameter"])
-            if m:
-                fnp = int(m.group(1))
         if slug(a["name"]) == "stealth":
             stealth = True
     count = models if models is not None else model_count(con, datasheet)[0]
@@ -780,10 +777,39 @@ def target_from_datasheet(
     ignored = tuple(_profile_text(ln) for ln in usable if _characteristics(ln) != _characteristics(first))
     return Target(
         toughness=first["toughness"], save=first["save"], wounds=first["wounds"], models=count,
-        invulnerable_save=invuln, feel_no_pain=fnp, feel_no_pain_mortal=fnp_mortal,
+        invulnerable_save=invuln, feel_no_pain=fnp["all"], feel_no_pain_mortal=fnp["mortal-wounds"],
+        feel_no_pain_psychic=fnp["psychic"],
         keywords=keywords, stealth=stealth, name=datasheet["name"],
         model_profile=_profile_text(first) if ignored else None, ignored_model_profiles=ignored,
     )
+
+
+def feel_no_pain(con: duckdb.DuckDBPyConnection, datasheet: dict, line: dict,
+                 notes: list[str]) -> dict[str, int | None]:
+    """The Feel No Pain of ``line`` by scope (``all``, ``mortal-wounds``, ``psychic``; roll
+    targets, None for none), from the ``feel_no_pain`` rows of its datasheet: each row for every
+    model or for this line's model, the best per scope. A row with a condition (a Leader's unit,
+    an Aura) is not applied by default; ``notes`` says so, with the condition.
+    """
+    best: dict[str, int | None] = {"all": None, "mortal-wounds": None, "psychic": None}
+    for row in _rows(con.execute(
+        "SELECT * FROM feel_no_pain WHERE datasheet_id = ? ORDER BY ability_name, scope",
+        [datasheet["datasheet_id"]],
+    )):
+        what = f"Feel No Pain {row['threshold']}+" + ("" if row["scope"] == "all" else
+                                                       f" against {row['scope'].replace('-', ' ')}")
+        if row["model_name"] and name_key(row["model_name"], ignore_plural=True) != name_key(
+                line["model_name"], ignore_plural=True):
+            notes.append(f"target {datasheet['name']}: {what} ({row['ability_name']}) is for "
+                         f"{row['model_name']} only: not applied to the {line['model_name']} models")
+            continue
+        if row["condition"]:
+            notes.append(f"target {datasheet['name']}: {what} ({row['ability_name']}) only "
+                         f"when: {row['condition']!r}: not applied (give it with --fnp if it holds)")
+            continue
+        current = best[row["scope"]]
+        best[row["scope"]] = row["threshold"] if current is None else min(current, row["threshold"])
+    return best
 
 
 def _characteristics(line: dict) -> tuple:

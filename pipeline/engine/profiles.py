@@ -132,7 +132,8 @@ class Target:
 
     ``save`` and ``invulnerable_save`` are roll targets (3 for ``3+``), None for none.
     ``feel_no_pain`` applies to all damage; ``feel_no_pain_mortal`` only to mortal wounds
-    (the better of the two is used against mortal wounds). ``keywords`` are upper case.
+    (the better of the two is used against mortal wounds); ``feel_no_pain_psychic`` to every
+    damage point of an attack by a [PSYCHIC] weapon. ``keywords`` are upper case.
     ``stealth``: every model has Stealth.
     """
 
@@ -143,6 +144,7 @@ class Target:
     invulnerable_save: int | None = None
     feel_no_pain: int | None = None
     feel_no_pain_mortal: int | None = None
+    feel_no_pain_psychic: int | None = None
     keywords: frozenset[str] = field(default_factory=frozenset)
     stealth: bool = False
     name: str = "target"

@@ -671,9 +671,13 @@ def _fire(rng, weapon: Weapon, target: Target, context: Context, choice: Attacke
     unsaved_trial = to_save[_d6(rng, to_save.size) < save_on]
 
     # Damage and Feel No Pain.
-    normal_damage = _feel_no_pain(rng, _damage(rng, weapon, context, unsaved_trial.size), target.feel_no_pain)
+    # Feel No Pain against Psychic Attacks: every damage point of a [PSYCHIC] weapon's attack.
+    fnp_all = [x for x in (target.feel_no_pain,
+                           target.feel_no_pain_psychic if weapon.psychic else None) if x is not None]
+    normal_damage = _feel_no_pain(rng, _damage(rng, weapon, context, unsaved_trial.size),
+                                  min(fnp_all) if fnp_all else None)
     mortal = _damage(rng, weapon, context, devastating.size)
-    fnp_mortal = [x for x in (target.feel_no_pain, target.feel_no_pain_mortal) if x is not None]
+    fnp_mortal = [x for x in (*fnp_all, target.feel_no_pain_mortal) if x is not None]
     mortal_damage = _feel_no_pain(rng, mortal, min(fnp_mortal) if fnp_mortal else None)
 
     # Hazardous: one D6 per model that fired the weapon; a 10th-edition Hazardous test fails on a

@@ -44,7 +44,7 @@ KNOWN_ABILITIES: dict[str, ParamKind] = {
     "TWIN-LINKED": "none",
 }
 
-_ANTI = re.compile(r"^ANTI[- ](?P<kw>[A-Z][A-Z0-9 '\-]*?)(?:\s+(?P<t>\d)(?P<plus>\+)?)?$")
+_ANTI = re.compile(r"^ANTI[- ](?P<kw>[A-Z][A-Z0-9 '\-]*?)?(?:\s+(?P<t>\d)(?P<plus>\+)?)?$")
 _VALUE = re.compile(r"^(?P<name>[A-Z][A-Z \-]*?)(?:\s+(?P<v>\d*D\d+(?:[+-]\d+)?|\d+))?$")
 
 
@@ -107,6 +107,8 @@ def parse_ability(item: str) -> ParsedWeaponAbility:
     m = _ANTI.match(upper)
     if m:
         threshold = int(m.group("t")) if m.group("t") else None
+        if not m.group("kw"):  # the rule's own name, "Anti-": no keyword, no threshold
+            return ParsedWeaponAbility("ANTI", None, threshold, None, condition, raw, ("anti_missing_keyword",))
         if threshold is None:
             flags: tuple[str, ...] = ("anti_missing_threshold",)
         else:

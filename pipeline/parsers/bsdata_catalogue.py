@@ -82,7 +82,6 @@ from lxml import etree
 from pydantic import ValidationError
 
 from pipeline.errors import NormaliseError
-from pipeline.normalise.characteristics import invulnerable_save
 from pipeline.normalise.text import clean_line, slug
 from pipeline.parsers import ParseResult
 from pipeline.parsers.bsdata_categories import FACTION_PREFIX, classify_categories
@@ -90,7 +89,9 @@ from pipeline.parsers.bsdata_gamesystem import plain_rule_text
 from pipeline.assemble.collector import Collector
 from pipeline.assemble.models import assemble_model
 from pipeline.assemble.printed import PrintedModel, PrintedWeapon
-from pipeline.assemble.weapons import assemble_weapon
+from pipeline.assemble.protection import INVULNERABLE_NAME, read_invulnerable_ability
+from pipeline.assemble.weapons import ability_items, assemble_weapon
+from pipeline.normalise.weapon_abilities import parse_ability
 from schemas.records import (
     Ability,
     Datasheet,
@@ -167,9 +168,6 @@ _CONTAINERS: dict[str, str] = {
     "categoryEntries": "categoryEntry",
 }
 
-_INVULN_NAME = re.compile(r"^Invulnerable Save\s*\(?\s*(?P<value>\d\+\*?)?\s*\)?\s*(?P<star>\*)?$", re.IGNORECASE)
-_INVULN_TEXT = re.compile(r"(?:a|an)\s+(?P<a>\d)\+\s+invulnerable save|invulnerable save of\s+(?P<b>\d)\+", re.IGNORECASE)
-_INVULN_CONDITIONAL = re.compile(r"^\s*(?:while|if|each time|when)\b|leading a unit", re.IGNORECASE)
 _RAW_LIMIT = 2000
 #: How BSData marks a Warhammer Legends unit in its name (``Repressor [Legends]``). Wahapedia names
 #: the same datasheet without it (filed under a ``(Warhammer Legends)`` source): the marker is taken
@@ -182,7 +180,6 @@ LEGENDS_MARKER = re.compile(r"\s*[\[(]Legends[\])]\s*$", re.IGNORECASE)
 NOT_UNIT_WARGEAR = re.compile(
     r"\bEnhancements?\b|\bCrusade\b|Battle Traits|Battle Scars|Battle Honours|Chapter Command|"
     r"Blackstone Upgrades|Chivalric Quests|Threats$", re.IGNORECASE)
-_BARE_ROLL = re.compile(r"^\s*(?P<v>\d)\+\s*\*?\s*$")
 
 
 # ---- readers -------------------------------------------------------------------------------
@@ -510,9 +507,10 @@ class _Unit:
         if entry.get("type") == "model":
             self.composition.append((name, 1, 1, locator))
         self.visit_entry(entry, _Walk(doc), top=True)
-        # model profiles get the unit's invulnerable save
-        save, scope = self.invulnerable()
+        # model profiles get the invulnerable save of the unit, or of their model
+        saves = self.invulnerable([m.model_name for m in self.models])
         for line, profile in enumerate(self.models, start=1):
+            save, scope = saves.get(profile.model_name, saves.get(None, (None, None)))
             self.records.append(profile.model_copy(update={
                 "line": line, "invulnerable_save": save, "invulnerable_save_scope": scope}))
         if not self.models:
@@ -564,8 +562,9 @@ class _Unit:
         if not top and kind == "model" and not walk.in_group:
             self.composition.append((clean_line(str(entry.get("name", ""))), *self.counts(entry), _loc(walk.doc, entry)))
         inner = _Walk(walk.doc, walk.wargear or kind == "upgrade", walk.in_group and kind != "model")
+        linked = _weapon_links(entry) if inner.wargear else {}
         for profile in _list(entry, "profiles"):
-            self.profile(profile, inner)
+            self.profile(profile, inner, linked.get(str(profile.get("id")), ()))
         for rule in _list(entry, "rules"):
             self.rule(rule, inner, walk.doc, name=str(rule.get("name", "")))
         for link in _list(entry, "infoLinks"):
@@ -648,7 +647,7 @@ class _Unit:
             if target is None or target.kind != "profile":
                 name = clean_line(str(link.get("name", "")))
                 loc = _loc(walk.doc, link, "infoLink")
-                if _INVULN_NAME.match(name) and not walk.wargear:
+                if INVULNERABLE_NAME.match(name) and not walk.wargear:
                     self.invulns.append((name, "", loc))
                     self.flag(loc, "model_profiles", self.ds_id, "invulnerable_save_from_link_name",
                               f"the profile is not in the files read; its value is read from the link's name {name!r}")
@@ -692,7 +691,7 @@ class _Unit:
         else:
             self.result.duplicates["abilities"] += 1
 
-    def profile(self, profile: Tree, walk: _Walk) -> None:
+    def profile(self, profile: Tree, walk: _Walk, linked: tuple[str, ...] = ()) -> None:
         type_name = str(profile.get("typeName", ""))
         what = PROFILE_TYPES.get(type_name)
         if what is None:
@@ -705,10 +704,10 @@ class _Unit:
             if what == "model":
                 self.model(name, chars, loc, profile)
             elif what in ("ranged", "melee"):
-                self.weapon(name, chars, loc, profile, what == "melee")
+                self.weapon(name, chars, loc, profile, what == "melee", linked)
             elif what == "ability":
                 text = plain_rule_text(chars.get("Description", ""))
-                if _INVULN_NAME.match(name) and not walk.wargear:
+                if INVULNERABLE_NAME.match(name) and not walk.wargear:
                     self.invulns.append((name, text, loc))
                 self.add_ability(Ability(source_id=self.sid, locator=loc, datasheet_id=self.ds_id,
                                          kind="wargear" if walk.wargear else "datasheet", name=name,
@@ -748,7 +747,8 @@ class _Unit:
         for gap in assembled.gaps:
             self.gap(loc, gap.table, gap.entity, gap.field, gap.reason)
 
-    def weapon(self, printed: str, chars: dict[str, str], loc: str, profile: Tree, is_melee: bool) -> None:
+    def weapon(self, printed: str, chars: dict[str, str], loc: str, profile: Tree, is_melee: bool,
+               linked: tuple[str, ...] = ()) -> None:
         skill_name = "WS" if is_melee else "BS"
         missing = [c for c in (*WEAPON_CHARACTERISTICS, skill_name) if c not in chars]
         if missing:
@@ -756,43 +756,64 @@ class _Unit:
         line = PrintedWeapon(
             locator=loc, name=printed, range=chars["Range"], attacks=chars["A"], skill=chars[skill_name],
             strength=chars["S"], armour_penetration=chars["AP"], damage=chars["D"],
-            abilities=chars["Keywords"], is_melee=is_melee,
+            abilities=chars["Keywords"], is_melee=is_melee, linked_abilities=linked,
         )
         assemble_weapon(line, self.sid, self.ds_id).into(self.collector, loc)
 
-    def invulnerable(self) -> tuple[int | None, str | None]:
-        """The unit's invulnerable save and its scope, from the ``Invulnerable Save`` abilities."""
-        found: list[tuple[int, str | None, str]] = []
+    def invulnerable(self, model_names: list[str]) -> dict[str | None, tuple[int | None, str | None]]:
+        """The invulnerable saves of the unit's ``Invulnerable Save`` abilities, read by the shared
+        reader (``pipeline.assemble.protection.read_invulnerable_ability``): (value, scope) by the
+        model line it is for, None for every model. A conditional one is flagged, not applied."""
+        found: dict[str | None, list[tuple[int, str | None, str]]] = {}
         for name, text, loc in self.invulns:
-            if text and _INVULN_CONDITIONAL.search(text):
+            save = read_invulnerable_ability(name, text, model_names)
+            assert save is not None  # only names it reads are collected
+            for code, detail in save.flags:
+                self.flag(loc, "model_profiles", self.ds_id, code, detail)
+            if not save.value:
+                continue
+            if save.condition:
                 self.flag(loc, "model_profiles", self.ds_id, "invulnerable_save_conditional",
                           f"{name!r}: {text!r} (not put on the model profiles)")
                 continue
-            m = _INVULN_NAME.match(name)
-            printed = (m.group("value") or "") if m else ""
-            starred = printed.endswith("*") or bool(m and m.group("star"))
-            printed = printed.rstrip("*")
-            t = _INVULN_TEXT.search(text or "")
-            bare = _BARE_ROLL.match(text or "")
-            from_text = (t.group("a") or t.group("b")) + "+" if t else (bare.group("v") + "+" if bare else "")
-            value_text = printed or from_text
-            if not value_text:
-                self.flag(loc, "model_profiles", self.ds_id, "invulnerable_save_unreadable", f"{name!r}: {text!r}")
-                continue
-            if printed and from_text and printed != from_text:
-                self.flag(loc, "model_profiles", self.ds_id, "invulnerable_save_name_and_text_differ",
-                          f"name {name!r}, text {text!r}: the name's value is used")
-            lowered = (text or "").lower()
-            restricted = starred or "ranged attacks" in lowered or "melee attacks" in lowered
-            save = invulnerable_save(value_text + ("*" if restricted else ""), text if restricted else None)
-            found.append((save.value or 0, save.scope, loc))
-        if not found:
-            return None, None
-        values = {(v, s) for v, s, _ in found}
-        if len(values) > 1:
-            self.flag(found[0][2], "model_profiles", self.ds_id, "several_invulnerable_saves",
-                      f"{sorted(values, key=str)}: the first is used")
-        return found[0][0], found[0][1]
+            found.setdefault(save.model_name, []).append((save.value, save.scope, loc))
+        out: dict[str | None, tuple[int | None, str | None]] = {}
+        for model, saves in found.items():
+            values = {(v, sc) for v, sc, _ in saves}
+            if len(values) > 1:
+                self.flag(saves[0][2], "model_profiles", self.ds_id, "several_invulnerable_saves",
+                          f"{sorted(values, key=str)}: the first is used")
+            out[model] = (saves[0][0], saves[0][1])
+        return out
+
+
+def _weapon_links(entry: Tree) -> dict[str, tuple[str, ...]]:
+    """The rules a wargear entry links (``infoLink type="rule"``: its weapon abilities, as the
+    links name them), for each of its weapon profiles by profile id: a link goes to the profiles
+    whose keyword cell has that ability, or to every profile when none has it (a two-profile
+    weapon's ``Hazardous`` belongs to its supercharge profile only)."""
+    names = []
+    for link in _list(entry, "infoLinks"):
+        if link.get("type") == "rule":
+            name, parameter = _linked_name(link)
+            names.append(f"{name} {parameter}" if parameter else name)
+    if not names:
+        return {}
+    cells: dict[str, set[str]] = {}
+    for profile in _list(entry, "profiles"):
+        if PROFILE_TYPES.get(str(profile.get("typeName", ""))) in ("ranged", "melee"):
+            keywords = next((_text(c) for c in _list(profile, "characteristics") if c.get("name") == "Keywords"), "")
+            cells[str(profile.get("id"))] = {_ability_name(i) for i in ability_items(keywords)}
+    out: dict[str, tuple[str, ...]] = {}
+    for pid, cell in cells.items():
+        out[pid] = tuple(n for n in names if _ability_name(n) in cell
+                         or not any(_ability_name(n) in other for other in cells.values()))
+    return out
+
+
+def _ability_name(item: str) -> tuple:
+    parsed = parse_ability(item)
+    return (parsed.name, parsed.target_keyword)
 
 
 def _linked_name(link: Tree) -> tuple[str, str | None]:

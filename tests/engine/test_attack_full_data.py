@@ -275,3 +275,28 @@ def test_inline_target_with_no_armour_save_prints_sv_dash(db):
     run = wh40k("attack", "Battle Sisters Squad", "--target", "T3 Sv7+ W1 x10 inv5+", "--db", str(db))
     assert run.returncode == 0, run.stderr
     assert "(T3 Sv- W1 x10 inv5+)" in run.stdout
+
+
+def test_a_target_s_feel_no_pain_against_psychic_attacks_applies_to_a_psychic_weapon(db):
+    # Culexus Assassin, Abomination: "This model has the Feel No Pain 2+ ability against Psychic
+    # Attacks" (feel_no_pain row, scope psychic). Farseer's singing spear [PSYCHIC]: A1 BS2+ S9
+    # AP0 D3, -1 to hit for Stealth -> 3+: 2/3; S9 v T4 wounds on 2+: 5/6; 4+ invulnerable save:
+    # 1/2; 3 damage, each point ignored on a 2+: 3 x 1/6.
+    out = attack(AttackRequest(attacker="Farseer", weapons=["Singing spear"], target="Culexus Assassin"), db)
+    assert out.result.unsaved.mean == pytest.approx(float(Fraction(5, 18)), abs=1e-12)
+    assert out.result.damage.mean == pytest.approx(float(Fraction(5, 18) * 3 * Fraction(1, 6)), abs=1e-12)
+    assert any("Feel No Pain 2+ against Psychic Attacks" in n for n in out.result.notes)
+
+
+def test_feel_no_pain_rows_read_from_ability_texts(db):
+    import duckdb
+    con = duckdb.connect(str(db), read_only=True)
+    rows = con.execute(
+        "SELECT scope, threshold, condition IS NULL FROM feel_no_pain "
+        "WHERE datasheet_id = '10e/adepta-sororitas/crusaders' ORDER BY scope").fetchall()
+    # "Spiritual Fortitude: ... have the Feel No Pain 4+ ability against mortal wounds and Psychic Attacks"
+    assert rows == [("mortal-wounds", 4, True), ("psychic", 4, True)]
+    # A Leader's Feel No Pain for the unit it leads is kept with its condition, not applied by default.
+    (condition,) = con.execute(
+        "SELECT condition FROM feel_no_pain WHERE ability_name = 'Recitation of Faith' LIMIT 1").fetchone()
+    assert condition.startswith("While this model is leading a unit")

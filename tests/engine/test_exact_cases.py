@@ -354,6 +354,21 @@ def test_t12_neighbour_feel_no_pain_against_mortal_wounds_only():
     assert close(better.damage.mean, 3)  # the better of 6+ and 4+ against mortal wounds
 
 
+def test_t12_neighbour_feel_no_pain_against_psychic_attacks_only():
+    # "This model has the Feel No Pain 2+ ability against Psychic Attacks" (Culexus Assassin's
+    # Abomination): every damage point of a [PSYCHIC] weapon's attack, and no other.
+    tgt = target(save=None, wounds=10, models=1, feel_no_pain_psychic=2)
+    kw = dict(attacks="6", skill=None, torrent=True, strength=8, damage="2")
+    psychic = resolve([weapon(**kw, psychic=True)], tgt)
+    # S8 v T4 wounds on 2+: 6 x 5/6 events of 2 damage; FNP 2+ keeps a point on a 1 only.
+    assert close(psychic.damage.mean, 6 * Fraction(5, 6) * 2 * Fraction(1, 6))
+    plain = resolve([weapon(**kw)], tgt)
+    assert close(plain.damage.mean, 10)
+    both = resolve([weapon(**kw, psychic=True)], target(save=None, wounds=10, models=1, feel_no_pain=5,
+                                                        feel_no_pain_psychic=4))
+    assert close(both.damage.mean, 10 * Fraction(1, 2))  # the better of 5+ and 4+
+
+
 # --- T14 / P34 allocation: damage never carries to the next model --------------------------------
 
 

@@ -136,6 +136,15 @@ def test_t12_feel_no_pain_per_damage_point():
     assert_mean(one == 0, sum(Fraction(1, 3) ** d for d in range(1, 7)) / 6)
 
 
+def test_feel_no_pain_against_psychic_attacks_only():
+    # Every damage point of a [PSYCHIC] weapon's attack is ignored on a 2+; other attacks' are not.
+    tgt = target(wounds=10, models=1, feel_no_pain_psychic=2)
+    psychic = run([torrent(attacks="6", strength=8, damage="2", psychic=True)], tgt)
+    assert_mean(psychic.damage, 6 * Fraction(5, 6) * 2 * Fraction(1, 6))
+    plain = run([torrent(attacks="6", strength=8, damage="2")], tgt)
+    assert_mean(plain.damage, 10)
+
+
 def test_t14_d6_against_w3():
     counts = run([torrent(attacks="2", strength=8, damage="D6")], target(wounds=3, models=5))
     two = counts.models_destroyed[counts.unsaved == 2]
