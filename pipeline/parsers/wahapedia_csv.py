@@ -72,6 +72,7 @@ from typing import Callable, Iterable, Mapping
 from pydantic import ValidationError
 
 from pipeline.assemble.collector import Collector, Outcome, entity_key
+from pipeline.assemble.loadouts import assemble_loadout
 from pipeline.assemble.models import assemble_model
 from pipeline.assemble.printed import PrintedModel, PrintedWeapon
 from pipeline.assemble.weapons import assemble_weapon
@@ -934,28 +935,16 @@ class _Export:
         out: list[Record] = []
         n = 0
         for line in text.split("\n"):
-            m = _LOADOUT.match(line)
-            if not m:
+            loadout = assemble_loadout(line, source_id=self.sid, locator=self.locator("Datasheets", row.line),
+                                       datasheet_id=ds_id, line=n + 1, printed=line)
+            if loadout is None:
                 if line:
                     out.append(
                         self.flag("Datasheets", row.line, "datasheets", ds_id, "loadout_note", line)
                     )
                 continue
             n += 1
-            models = m.group("models").strip()
-            count = re.match(r"(\d+)\s", models)
-            out.append(
-                WargearLoadout(
-                    source_id=self.sid,
-                    locator=self.locator("Datasheets", row.line),
-                    datasheet_id=ds_id,
-                    line=n,
-                    models=models,
-                    model_count=int(count.group(1)) if count else None,
-                    equipment=m.group("equipment").strip().rstrip(".").strip(),
-                    text=line,
-                )
-            )
+            out.append(loadout)
         return out
 
     def datasheet_sections(self, row: Row, ds_id: str) -> list[Record]:
@@ -1557,10 +1546,6 @@ class _Export:
 # Pure helpers.
 # --------------------------------------------------------------------------------------------
 
-_LOADOUT = re.compile(
-    r"^(?P<models>.+?)\s+(?:is|are)(?:\s+(?:both|additionally))?\s+equipped\s+with:\s*"
-    r"(?P<equipment>.*)$"
-)
 _KEYWORD_SPAN = re.compile(r"<span[^>]*class=\"[^\"]*\bkwbu?\b[^\"]*\"|<ky>", re.IGNORECASE)
 _STRATAGEM_TYPE = re.compile(r"(?P<group>.+?)\s+[–—-]\s+(?P<type>.+\bStratagem)")
 _STRATAGEM_LABEL = re.compile(r"(?<![A-Za-z])(WHEN|TARGET|EFFECT|RESTRICTIONS):\s*")

@@ -76,6 +76,7 @@ from bs4 import BeautifulSoup, NavigableString, Tag
 from bs4.filter import ElementFilter
 
 from pipeline.assemble.collector import Collector
+from pipeline.assemble.loadouts import assemble_loadout
 from pipeline.assemble.models import assemble_model
 from pipeline.assemble.printed import PrintedModel, PrintedWeapon
 from pipeline.assemble.weapons import assemble_weapon
@@ -951,26 +952,17 @@ class _Sheet:
                 return
             heading, parts = loadout
             loadout = None
-            m = _EQUIPPED.match(text_of(heading))
             equipment = fold(" ".join(text_of(p) for p in parts)).rstrip(".").strip()
-            models = m.group("models") if m else text_of(heading)
-            count_match = re.match(r"^(\d+)\s", models)
-            count = int(count_match.group(1)) if count_match else None
-            if count is None and models.casefold() == "this model":
-                count = 1
+            printed = fold(f"{text_of(heading)} {equipment}.")
             loadout_line += 1
-            self.out.add(
-                WargearLoadout(
-                    **self._p(),
-                    locator=f"{_line(heading)}: loadout {loadout_line}",
-                    datasheet_id=self.ds_id,
-                    line=loadout_line,
-                    models=models,
-                    model_count=count,
-                    equipment=equipment,
-                    text=fold(f"{text_of(heading)} {equipment}."),
-                )
-            )
+            where = f"{_line(heading)}: loadout {loadout_line}"
+            record = assemble_loadout(printed, source_id=self.source.source_id, locator=where,
+                                      datasheet_id=self.ds_id, line=loadout_line, printed=printed)
+            if record is None:
+                self.out.reject("wargear_loadouts", where, printed,
+                                "not a loadout line ('<models> is/are equipped with: <equipment>')")
+                return
+            self.out.add(record)
 
         for child in box.children:
             if isinstance(child, Tag) and child.name == "ul":

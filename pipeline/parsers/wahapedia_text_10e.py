@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from pipeline.assemble.collector import Collector, Outcome, entity_key
+from pipeline.assemble.loadouts import assemble_loadout
 from pipeline.assemble.printed import PrintedWeapon
 from pipeline.assemble.weapons import assemble_weapon, split_weapon_name
 from pipeline.errors import NormaliseError
@@ -175,14 +176,12 @@ _SCOPE_PREFIXES: dict[str, str] = {"combat-patrol": "cp", "index": "index", "cod
 _SMALL_WORDS = frozenset({"a", "an", "and", "of", "the", "in", "on", "to", "for"})
 
 #: Loadout subjects that state a model count in words.
-_MODEL_COUNT_PHRASES: dict[str, int] = {"this model": 1}
 
 _GLUE = re.compile(r"(?<=[.!?:])(?=[A-Z]|-\s)")
 _CP = re.compile(r"^(?P<cp>\d+)\s*CP$")
 _CATEGORY = re.compile(r"^(?P<group>.+?)\s+[–—-]\s+(?P<type>.+?)(?:\s+Stratagem)?$")
 _LABELLED = re.compile(r"^(?P<label>[A-Z]+):\s*(?P<text>.*)$")
 _HEADER = re.compile(r"^(?P<name>.+?)\s+\((?P<count>\d+)\s+MODELS?\)$")
-_LOADOUT = re.compile(r"^-\s+(?P<models>.+?)\s+(?:is|are) equipped with:\s*(?P<equipment>.+?)\.?$")
 _PREFIXED_ABILITY = re.compile(r"^(?P<prefix>[A-Z]+):\s*(?P<name>.+)$")
 _NAMED_ABILITY = re.compile(r"^(?P<name>[^:]{1,60}?):\s+(?P<text>.+)$")
 _ABILITY_PARAMETER = re.compile(r"^(?P<name>.+?)\s+(?P<param>\d+\+|\d*D\d+(?:[+-]\d+)?|\d+\"?)$")
@@ -614,19 +613,14 @@ def _parse_headers(page: _Page, start: int, end: int) -> list[_Header]:
 
 def _parse_loadout(page: _Page, i: int, header: _Header) -> None:
     """``- 6 Battle Sisters are equipped with: a; b.`` -> a ``WargearLoadout``."""
-    m = _LOADOUT.match(page.text(i))
-    if not m:
+    loadout = (assemble_loadout(page.text(i), source_id=page.source.source_id, locator=page.loc(i),
+                                datasheet_id=header.datasheet_id, line=len(header.loadouts) + 1,
+                                printed=page.text(i)[2:])
+               if page.text(i).startswith("- ") else None)
+    if loadout is None:
         page.reject(i, "wargear_loadouts", "bullet line is not '- <models> is/are equipped with:"
                     " <equipment>.'")
         return
-    models = m["models"]
-    count = re.match(r"^(\d+)\s", models)
-    model_count = int(count.group(1)) if count else _MODEL_COUNT_PHRASES.get(models.lower())
-    loadout = WargearLoadout(
-        source_id=page.source.source_id, locator=page.loc(i), datasheet_id=header.datasheet_id,
-        line=len(header.loadouts) + 1, models=models, model_count=model_count,
-        equipment=m["equipment"], text=page.text(i)[2:],
-    )
     header.loadouts.append(loadout)
     page.use(i)
 
