@@ -87,6 +87,7 @@ from pipeline.parsers import ParseResult
 from pipeline.parsers.bsdata_categories import FACTION_PREFIX, classify_categories
 from pipeline.parsers.bsdata_gamesystem import plain_rule_text
 from pipeline.assemble.collector import Collector
+from pipeline.assemble.ids import datasheet_id
 from pipeline.assemble.models import assemble_model
 from pipeline.assemble.printed import PrintedModel, PrintedWeapon
 from pipeline.assemble.protection import INVULNERABLE_NAME, read_invulnerable_ability
@@ -486,7 +487,7 @@ class _Unit:
         mapped = [FACTION_IDS[f] for f in bs_factions if f in FACTION_IDS]
         faction_id = mapped[0] if mapped else slug(bs_factions[0])
         edition = doc.source.edition
-        ds_id = f"{edition}e/{faction_id}/{slug(name)}"
+        ds_id = datasheet_id(edition, faction_id, name)
         if ds_id in self.taken:
             first = self.taken[ds_id]
             ds_id = f"{ds_id}--{entry.get('id')}"

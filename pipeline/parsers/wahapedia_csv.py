@@ -72,6 +72,7 @@ from typing import Callable, Iterable, Mapping
 from pydantic import ValidationError
 
 from pipeline.assemble.collector import Collector, Outcome, entity_key
+from pipeline.assemble.ids import datasheet_id, qualified_datasheet_id
 from pipeline.assemble.loadouts import assemble_loadout
 from pipeline.assemble.models import assemble_model
 from pipeline.assemble.printed import PrintedModel, PrintedWeapon
@@ -814,7 +815,7 @@ class _Export:
                     f"test row: {name!r} is virtual and has no source publication"
                 )
                 continue
-            base = f"{self.prefix}/{self.faction_slug[fid]}/{slug(name)}"
+            base = datasheet_id(self.edition, self.faction_slug[fid], name)
             self.datasheet_names[wid] = name
             groups[base].append(row)
             firsts.append(row)
@@ -843,7 +844,7 @@ class _Export:
                 continue
             wid = r.values["id"].strip()
             pub = self.publication_name.get(r.values.get("source_id", "").strip())
-            ds_id = f"{base}--{slug(pub)}" if pub else f"{base}--{wid}"
+            ds_id = qualified_datasheet_id(base, pub) if pub else f"{base}--{wid}"
             if ds_id in taken:
                 ds_id = f"{base}--{wid}"
             taken.add(ds_id)

@@ -76,6 +76,7 @@ from bs4 import BeautifulSoup, NavigableString, Tag
 from bs4.filter import ElementFilter
 
 from pipeline.assemble.collector import Collector
+from pipeline.assemble.ids import datasheet_id
 from pipeline.assemble.loadouts import assemble_loadout
 from pipeline.assemble.models import assemble_model
 from pipeline.assemble.printed import PrintedModel, PrintedWeapon
@@ -411,7 +412,7 @@ class _Sheet:
         return {"source_id": self.source.source_id}
 
     def _ds_ref(self, name: str, faction: str | None) -> str:
-        return f"{self.edition}e/{faction or self.faction_id}/{slug(name)}"
+        return datasheet_id(self.edition, faction or self.faction_id, name)
 
     # entry -----------------------------------------------------------------------------------
 

@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from pipeline.assemble.collector import Collector, Outcome, entity_key
+from pipeline.assemble.ids import scoped_datasheet_id
 from pipeline.assemble.loadouts import assemble_loadout
 from pipeline.assemble.printed import PrintedWeapon
 from pipeline.assemble.weapons import assemble_weapon, split_weapon_name
@@ -590,7 +591,7 @@ def _parse_headers(page: _Page, start: int, end: int) -> list[_Header]:
         header = _HEADER.match(text)
         if header:
             name = title_case_name(header["name"])
-            headers.append(_Header(i, header["name"], name, f"{page.scope}/{slug(name)}",
+            headers.append(_Header(i, header["name"], name, scoped_datasheet_id(page.scope, name),
                                    int(header["count"])))
             page.use(i)
         elif not headers:
