@@ -12,6 +12,7 @@ from typing import Iterable, NamedTuple
 
 from lxml import etree
 
+from pipeline.assemble.keywords import read_keyword
 from pipeline.normalise.text import clean_line
 
 FACTION_PREFIX = "Faction:"
@@ -53,10 +54,10 @@ def classify_categories(categories: Iterable[str], factions: frozenset[str]) -> 
     for name in categories:
         text = clean_line(name)
         if text.startswith(FACTION_PREFIX):
-            faction_keywords[clean_line(text[len(FACTION_PREFIX):]).upper()] = None
-        elif text.upper() in factions:
-            faction_keywords[text.upper()] = None
+            faction_keywords[read_keyword(text[len(FACTION_PREFIX):])] = None
+        elif read_keyword(text) in factions:
+            faction_keywords[read_keyword(text)] = None
         elif text:
-            keywords[text.upper()] = None
+            keywords[read_keyword(text)] = None
     flags = () if faction_keywords else ("missing_faction_keyword",)
     return Categories(tuple(faction_keywords), tuple(keywords), flags)

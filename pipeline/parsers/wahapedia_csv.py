@@ -73,6 +73,7 @@ from pydantic import ValidationError
 
 from pipeline.assemble.collector import Collector, Outcome, entity_key
 from pipeline.assemble.ids import datasheet_id, qualified_datasheet_id
+from pipeline.assemble.keywords import read_keyword, read_keywords
 from pipeline.assemble.loadouts import assemble_loadout
 from pipeline.assemble.models import assemble_model
 from pipeline.assemble.printed import PrintedModel, PrintedWeapon
@@ -1088,10 +1089,7 @@ class _Export:
                     "rows numbered in file order",
                 )
             )
-        for keyword in self.html(keyword_html).split(","):
-            keyword = clean_line(keyword).upper()
-            if not keyword:
-                continue
+        for keyword in read_keywords(self.html(keyword_html)):
             kw = Keyword(
                 source_id=self.sid,
                 locator=records[0].locator,
@@ -1170,7 +1168,7 @@ class _Export:
     def keywords(self, row: Row) -> list[Record]:
         v = row.values
         ds_id = self.datasheet(v["datasheet_id"].strip())
-        keyword = clean_line(self.html(v["keyword"])).upper()
+        keyword = read_keyword(self.html(v["keyword"]))
         if not keyword:
             raise _Rejected("blank keyword")
         raw_flag = v["is_faction_keyword"].strip()

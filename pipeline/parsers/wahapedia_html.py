@@ -77,6 +77,7 @@ from bs4.filter import ElementFilter
 
 from pipeline.assemble.collector import Collector
 from pipeline.assemble.ids import datasheet_id
+from pipeline.assemble.keywords import read_keywords
 from pipeline.assemble.loadouts import assemble_loadout
 from pipeline.assemble.models import assemble_model
 from pipeline.assemble.printed import PrintedModel, PrintedWeapon
@@ -1190,7 +1191,7 @@ class _Sheet:
         for label, pieces in groups:
             scope = re.sub(r"^(?:FACTION\s+)?KEYWORDS\s*(?:[-–—]\s*)?", "", label, flags=re.I)
             scope = "" if scope.casefold() in ("", "all models") else scope
-            for keyword in (fold(k) for k in "".join(pieces).split(",")):
+            for keyword in read_keywords("".join(pieces)):
                 if not keyword:
                     continue
                 where = f"{_line(column)}: {'faction keyword' if faction else 'keyword'} {keyword}"

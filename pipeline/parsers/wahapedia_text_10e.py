@@ -45,6 +45,7 @@ from typing import NamedTuple
 
 from pipeline.assemble.collector import Collector, Outcome, entity_key
 from pipeline.assemble.ids import scoped_datasheet_id
+from pipeline.assemble.keywords import read_keyword
 from pipeline.assemble.loadouts import assemble_loadout
 from pipeline.assemble.printed import PrintedWeapon
 from pipeline.assemble.weapons import assemble_weapon, split_weapon_name
@@ -1230,12 +1231,12 @@ def _emit_block(page: _Page, header: _Header, block: _Block, stratagems: _Strata
                               name=name, parameter=parameter, text=text), *item.segs)
         elif item.kind == "faction-keyword":
             page.keep(Keyword(source_id=source_id, locator=page.loc(i), datasheet_id=ds,
-                              keyword=item.data[0], is_faction_keyword=True), i)
+                              keyword=read_keyword(item.data[0]), is_faction_keyword=True), i)
         elif item.kind == "keywords":
             page.use(i)
             for word in item.data:
                 if not page.keep(Keyword(source_id=source_id, locator=page.loc(i), datasheet_id=ds,
-                                         keyword=word, is_faction_keyword=False)):
+                                         keyword=read_keyword(word), is_faction_keyword=False)):
                     page.result.duplicates["keywords"] += 1  # the same keyword twice in the line
         elif item.kind == "leader-gap":
             state, text = item.data
