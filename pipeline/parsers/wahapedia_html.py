@@ -75,6 +75,7 @@ from urllib.parse import urlparse
 from bs4 import BeautifulSoup, NavigableString, Tag
 from bs4.filter import ElementFilter
 
+from pipeline.assemble.abilities import split_ability_parameter
 from pipeline.assemble.collector import Collector
 from pipeline.assemble.ids import datasheet_id
 from pipeline.assemble.keywords import read_keywords
@@ -157,9 +158,6 @@ _FRAME_CLASS = "dsOuterFrame"
 _WHITESPACE = re.compile(r"\s+")
 _CYRILLIC_C = str.maketrans({"\u0421": "C", "\u0441": "c"})  # Wahapedia writes "dsLeftСol"
 _EDITION_IN_PATH = re.compile(r"/wh40k(\d+)ed/")
-_CORE_PARAMETER = re.compile(
-    r"^(?P<name>.+?)\s+(?P<param>\d+\+|\d*D\d+(?:[+-]\d+)?|\d+\s*(?:\"|'')?)$"
-)
 _KEYWORD_TAG = re.compile(r"\s+[–—-]\s+[A-Z][A-Z '’\-]*$")
 _EQUIPPED = re.compile(r"^(?P<models>.+?)\s+(?:is|are)\s+equipped\s+with:?$", re.IGNORECASE)
 _PRICE = re.compile(r"^(?P<addon>\+?)\s*(?P<points>\d+)(?:\s*(?:pts|points))?$", re.IGNORECASE)
@@ -211,20 +209,6 @@ def text_of(node: Tag | NavigableString | None) -> str:
     if node is None:
         return ""
     return fold(str(node) if isinstance(node, NavigableString) else node.get_text())
-
-
-def split_core_parameter(item: str) -> tuple[str, str | None]:
-    """Split a parameter off a named ability: ``Deadly Demise D6+2`` -> name and ``D6+2``.
-
-    >>> split_core_parameter("Feel No Pain 5+"), split_core_parameter('Scouts 6"')
-    (('Feel No Pain', '5+'), ('Scouts', '6"'))
-    >>> split_core_parameter("Deep Strike")
-    ('Deep Strike', None)
-    """
-    m = _CORE_PARAMETER.match(item)
-    if not m:
-        return item, None
-    return m.group("name").strip(), m.group("param").replace(" ", "")
 
 
 def split_composition(printed: str) -> list[ModelGroup] | None:
@@ -892,7 +876,7 @@ class _Sheet:
             for item in (fold(x) for x in rest.split(",")):
                 if not item:
                     continue
-                name, parameter = split_core_parameter(item)
+                name, parameter = split_ability_parameter(item)
                 self.out.add(
                     Ability(
                         **self._p(),

@@ -43,6 +43,7 @@ import re
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from pipeline.assemble.abilities import split_ability_parameter
 from pipeline.assemble.collector import Collector, Outcome, entity_key
 from pipeline.assemble.ids import scoped_datasheet_id
 from pipeline.assemble.keywords import read_keyword
@@ -186,7 +187,6 @@ _LABELLED = re.compile(r"^(?P<label>[A-Z]+):\s*(?P<text>.*)$")
 _HEADER = re.compile(r"^(?P<name>.+?)\s+\((?P<count>\d+)\s+MODELS?\)$")
 _PREFIXED_ABILITY = re.compile(r"^(?P<prefix>[A-Z]+):\s*(?P<name>.+)$")
 _NAMED_ABILITY = re.compile(r"^(?P<name>[^:]{1,60}?):\s+(?P<text>.+)$")
-_ABILITY_PARAMETER = re.compile(r"^(?P<name>.+?)\s+(?P<param>\d+\+|\d*D\d+(?:[+-]\d+)?|\d+\"?)$")
 _KEYWORD_INDEX = re.compile(r"^The .+ keywords? (?:is|are) used in the following .+ datasheets:$")
 _STEP_NUMBER = re.compile(r"^\d+\.\s*")
 _TEMPLATE_TEXT = re.compile(r"%\d+[^%]*%")
@@ -1105,8 +1105,8 @@ def _read_ability(page: _Page, block: _Block, i: int, end: int, state: str) -> i
     named = _NAMED_ABILITY.match(text)
     if prefixed and prefixed["prefix"] in _ABILITY_PREFIXES:
         kind = _ABILITY_PREFIXES[prefixed["prefix"]]
-        param = _ABILITY_PARAMETER.match(prefixed["name"]) if kind == "core" else None
-        name, parameter = (param["name"], param["param"]) if param else (prefixed["name"], None)
+        name, parameter = (split_ability_parameter(prefixed["name"]) if kind == "core"
+                           else (prefixed["name"], None))
         block.items.append(_Item((i,), "ability", (kind, name, parameter, None)))
         return i + 1
     if named:
