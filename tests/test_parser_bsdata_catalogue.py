@@ -189,7 +189,8 @@ def test_a_unit_without_faction_is_rejected_and_a_bad_value_rejects_the_profile_
     result = parse_cat_xml(catalogue(squad(), bad), source())
     (reject,) = result.rejects
     assert reject.table_name == "weapon_profiles" and "not an Armour Penetration value: '-'" in reject.reason
-    assert reject.locator == "Test.cat profile[@id='pp1']"
+    assert reject.reason == "not an Armour Penetration value: '-' (expected e.g. -1 or 0)"
+    assert reject.locator == "Test.cat profile[@id='pp1'] (unit 10e/adepta-sororitas/battle-sisters-squad)"
     assert len(of(result, WeaponProfile)) == 1 and len(of(result, Datasheet)) == 1
 
 

@@ -66,8 +66,10 @@ text are unknown. ``parse_cat_xml`` and ``parse_cat_json`` read one file alone, 
 files stay unresolved there; the build reads the 10th-edition catalogues and their game system as
 one folder source (``parse_cat_set_xml``), and ``parse_catalogue_set`` resolves across any set.
 
-Values the normalisers refuse reject the profile (``Reject``, with the profile's XML/JSON); the
-unit keeps its other records.
+Values the normalisers refuse reject the profile (``Reject``, with the profile's XML/JSON, the
+reason as the shared assembly gives it for every source, and the unit the profile was reached
+from in the locator: ``Tyranids.cat profile[@id='...'] (unit 10e/tyranids/...)``); the unit
+keeps its other records.
 """
 
 from __future__ import annotations
@@ -721,7 +723,9 @@ class _Unit:
         except (NormaliseError, ValidationError) as exc:
             table = {"model": "model_profiles", "ranged": "weapon_profiles", "melee": "weapon_profiles"}.get(what, "abilities")
             reason = str(exc) if isinstance(exc, NormaliseError) else "; ".join(e["msg"] for e in exc.errors())
-            self.result.rejects.append(_reject(walk.doc, loc, profile, f"{self.ds_id}: {reason}", table))
+            # the reason as the assembly gives it, the same from every source; the unit the
+            # profile was reached from (a shared profile is reached from several) in the locator
+            self.result.rejects.append(_reject(walk.doc, f"{loc} (unit {self.ds_id})", profile, reason, table))
 
     def model(self, name: str, chars: dict[str, str], loc: str, profile: Tree) -> None:
         printed = {MODEL_CHARACTERISTICS[k.casefold()]: v for k, v in chars.items()
