@@ -165,6 +165,24 @@ def test_invulnerable_save_from_an_abilities_profile(profile, expected):
         assert [f.flag for f in of(result, DataFlag)] == ["invulnerable_save_conditional"]
 
 
+@pytest.mark.parametrize(("insv", "profile", "expected", "flags"), [
+    ("", "", (None, None), []),
+    ("", invuln("4+"), (4, None), []),  # a line that prints none takes the unit's ability
+    ("5+", invuln("4+"), (5, None), []),  # the line's own is used
+    ("5+ (Ranged)", "", (5, "ranged"), [("invulnerable_save_note", "Ranged")]),
+    ("4+*", invuln("This model has a 4+ invulnerable save against melee attacks.", "Invulnerable Save (4+*)"),
+     (4, "melee"), [("invulnerable_save_note", "This model has a 4+ invulnerable save against melee attacks.")]),
+])
+def test_invulnerable_save_printed_on_the_model_line_insv(insv, profile, expected, flags):
+    # the 11th-edition catalogues print it on the Unit profile (InSv), a starred one's note in
+    # the unit's Invulnerable Save ability: the line is read with both by the shared assembly
+    shared = SHARED.replace(UNIT, UNIT + chars(InSv=insv))
+    result = parse_cat_xml(catalogue(squad(extra_profiles=profile), shared), source())
+    (model,) = of(result, ModelProfile)
+    assert (model.invulnerable_save, model.invulnerable_save_scope) == expected
+    assert [(f.flag, f.detail) for f in of(result, DataFlag)] == flags
+
+
 def test_invulnerable_save_from_a_link_to_the_game_system_is_read_from_the_link_name_and_flagged():
     link = '<infoLink id="l-inv" name="Invulnerable Save (4+)" type="profile" targetId="gst-inv"/>'
     result = parse_cat_xml(catalogue(squad(extra_links=link)), source())
@@ -189,7 +207,8 @@ def test_a_unit_without_faction_is_rejected_and_a_bad_value_rejects_the_profile_
     result = parse_cat_xml(catalogue(squad(), bad), source())
     (reject,) = result.rejects
     assert reject.table_name == "weapon_profiles" and "not an Armour Penetration value: '-'" in reject.reason
-    assert reject.locator == "Test.cat profile[@id='pp1']"
+    assert reject.reason == "not an Armour Penetration value: '-' (expected e.g. -1 or 0)"
+    assert reject.locator == "Test.cat profile[@id='pp1'] (unit 10e/adepta-sororitas/battle-sisters-squad)"
     assert len(of(result, WeaponProfile)) == 1 and len(of(result, Datasheet)) == 1
 
 

@@ -38,7 +38,10 @@ What is read of a unit, walking its entries, groups and links (each shared targe
   from the name, else from the description (``a 4+ invulnerable save``, ``an invulnerable save of
   6+``); a description that restricts it to ranged or melee attacks gives the scope. A
   conditional one (``While this model is leading a unit ...``) is not put on the model profile
-  (flag ``invulnerable_save_conditional``). It applies to every model profile of the unit.
+  (flag ``invulnerable_save_conditional``). It applies to every model profile of the unit (or
+  the one it names) that prints none: an 11th-edition ``Unit`` profile prints its own (``InSv``:
+  ``4+``; ``5+ (Ranged)``, the bracket its note; ``4+*``, the ability's text its note), read with
+  the line by the shared assembly as every source's.
 - keywords: the unit entry's category links, through ``bsdata_categories.classify_categories``
   (case P28; the game system's faction list when the game system is among the files).
 - composition: one row per model entry (type ``model``), or per group of model entries with
@@ -66,8 +69,10 @@ text are unknown. ``parse_cat_xml`` and ``parse_cat_json`` read one file alone, 
 files stay unresolved there; the build reads the 10th-edition catalogues and their game system as
 one folder source (``parse_cat_set_xml``), and ``parse_catalogue_set`` resolves across any set.
 
-Values the normalisers refuse reject the profile (``Reject``, with the profile's XML/JSON); the
-unit keeps its other records.
+Values the normalisers refuse reject the profile (``Reject``, with the profile's XML/JSON, the
+reason as the shared assembly gives it for every source, and the unit the profile was reached
+from in the locator: ``Tyranids.cat profile[@id='...'] (unit 10e/tyranids/...)``); the unit
+keeps its other records.
 """
 
 from __future__ import annotations
@@ -75,7 +80,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Iterator, Mapping
 
 from lxml import etree
@@ -150,8 +155,10 @@ PROFILE_TYPES: dict[str, str] = {
 #: ``Sv``, ``Ld``) -> the ``PrintedModel`` field.
 MODEL_CHARACTERISTICS: dict[str, str] = {
     "m": "move", "t": "toughness", "sv": "save", "w": "wounds", "ld": "leadership",
-    "oc": "objective_control",
+    "oc": "objective_control", "insv": "invulnerable_save",
 }
+#: An ``InSv`` characteristic with its note in brackets (11th edition): ``5+ (Ranged)``.
+_INSV_NOTE = re.compile(r"^(?P<value>\d\+\*?)\s*\((?P<note>[^)]*)\)$")
 WEAPON_CHARACTERISTICS = ("Range", "A", "S", "AP", "D", "Keywords")
 
 #: Container names -> the kind of element they hold (for the id index).
@@ -452,8 +459,8 @@ class _Unit:
     with_composition: bool = False
     records: list[Record] = field(default_factory=list)
     visited: set[str] = field(default_factory=set)
-    models: list[ModelProfile] = field(default_factory=list)
-    model_values: dict[tuple, int] = field(default_factory=dict)
+    models: list[PrintedModel] = field(default_factory=list)  # the Unit profiles, as printed
+    model_values: set[tuple] = field(default_factory=set)
     abilities: dict[tuple, Ability] = field(default_factory=dict)
     invulns: list[tuple[str, str, str]] = field(default_factory=list)  # (name, description, locator)
     composition: list[tuple[str, int | None, int | None, str]] = field(default_factory=list)
@@ -508,12 +515,11 @@ class _Unit:
         if entry.get("type") == "model":
             self.composition.append((name, 1, 1, locator))
         self.visit_entry(entry, _Walk(doc), top=True)
-        # model profiles get the invulnerable save of the unit, or of their model
-        saves = self.invulnerable([m.model_name for m in self.models])
-        for line, profile in enumerate(self.models, start=1):
-            save, scope = saves.get(profile.model_name, saves.get(None, (None, None)))
-            self.records.append(profile.model_copy(update={
-                "line": line, "invulnerable_save": save, "invulnerable_save_scope": scope}))
+        # the model lines: a line that prints no invulnerable save gets the one of the unit's
+        # Invulnerable Save abilities for the unit, or for its model
+        saves = self.invulnerable([m.name for m in self.models])
+        for printed in self.models:
+            self.assemble_model(printed, saves.get(printed.name, saves.get(None)))
         if not self.models:
             self.gap(locator, "model_profiles", ds_id, "characteristics",
                      "no 'Unit' profile reachable from this unit in the files read")
@@ -722,7 +728,9 @@ class _Unit:
         except (NormaliseError, ValidationError) as exc:
             table = {"model": "model_profiles", "ranged": "weapon_profiles", "melee": "weapon_profiles"}.get(what, "abilities")
             reason = str(exc) if isinstance(exc, NormaliseError) else "; ".join(e["msg"] for e in exc.errors())
-            self.result.rejects.append(_reject(walk.doc, loc, profile, f"{self.ds_id}: {reason}", table))
+            # the reason as the assembly gives it, the same from every source; the unit the
+            # profile was reached from (a shared profile is reached from several) in the locator
+            self.result.rejects.append(_reject(walk.doc, f"{loc} (unit {self.ds_id})", profile, reason, table))
 
     def model(self, name: str, chars: dict[str, str], loc: str, profile: Tree) -> None:
         printed = {MODEL_CHARACTERISTICS[k.casefold()]: v for k, v in chars.items()
@@ -732,21 +740,40 @@ class _Unit:
         if (name, values) in self.model_values:
             self.result.duplicates["model_profiles"] += 1
             return
-        assembled = assemble_model(
-            PrintedModel(locator=loc, line=len(self.models) + 1, name=name, move=printed.get("move"),
-                         toughness=printed.get("toughness"), save=printed.get("save"),
-                         wounds=printed.get("wounds"), leadership=printed.get("leadership"),
-                         objective_control=printed.get("objective_control")),
-            self.sid, self.ds_id,
-        )
+        self.model_values.add((name, values))
+        self.models.append(PrintedModel(
+            locator=loc, line=len(self.models) + 1, name=name, move=printed.get("move"),
+            toughness=printed.get("toughness"), save=printed.get("save"), wounds=printed.get("wounds"),
+            leadership=printed.get("leadership"), objective_control=printed.get("objective_control"),
+            invulnerable_save=printed.get("invulnerable_save"),
+        ))
+
+    def assemble_model(self, printed: PrintedModel, ability: tuple[int, str | None, str] | None) -> None:
+        """One ``Unit`` profile through the shared assembly, once the unit's walk has found its
+        ``Invulnerable Save`` abilities (``ability``: value, scope and text of the one for this
+        line, from ``invulnerable``).
+
+        A line that prints its invulnerable save (``InSv``, 11th edition) is read with it, and
+        with its note as printed: in brackets (``5+ (Ranged)``), or for a starred one (``4+*``)
+        the text of the ability. A line that prints none gets the ability's value and scope.
+        """
+        value, note = clean_line(printed.invulnerable_save or ""), None
+        bracketed = _INSV_NOTE.match(value)
+        if bracketed:
+            value, note = bracketed.group("value"), bracketed.group("note")
+        elif value.endswith("*") and ability is not None:
+            note = ability[2] or None
+        assembled = assemble_model(replace(printed, invulnerable_save=value or printed.invulnerable_save,
+                                           invulnerable_save_note=note), self.sid, self.ds_id)
         record = assembled.records[0]
         assert isinstance(record, ModelProfile)
-        self.model_values[(name, values)] = record.line
-        self.models.append(record)
-        for note in assembled.notes:
-            self.flag(loc, note.table, note.entity, note.code, note.detail)
+        if not value and ability is not None:
+            record = record.model_copy(update={"invulnerable_save": ability[0], "invulnerable_save_scope": ability[1]})
+        self.records.append(record)
+        for flag in assembled.notes:
+            self.flag(printed.locator, flag.table, flag.entity, flag.code, flag.detail)
         for gap in assembled.gaps:
-            self.gap(loc, gap.table, gap.entity, gap.field, gap.reason)
+            self.gap(printed.locator, gap.table, gap.entity, gap.field, gap.reason)
 
     def weapon(self, printed: str, chars: dict[str, str], loc: str, profile: Tree, is_melee: bool,
                linked: tuple[str, ...] = ()) -> None:
@@ -761,11 +788,12 @@ class _Unit:
         )
         assemble_weapon(line, self.sid, self.ds_id).into(self.collector, loc)
 
-    def invulnerable(self, model_names: list[str]) -> dict[str | None, tuple[int | None, str | None]]:
+    def invulnerable(self, model_names: list[str]) -> dict[str | None, tuple[int, str | None, str]]:
         """The invulnerable saves of the unit's ``Invulnerable Save`` abilities, read by the shared
-        reader (``pipeline.assemble.protection.read_invulnerable_ability``): (value, scope) by the
-        model line it is for, None for every model. A conditional one is flagged, not applied."""
-        found: dict[str | None, list[tuple[int, str | None, str]]] = {}
+        reader (``pipeline.assemble.protection.read_invulnerable_ability``): (value, scope, the
+        ability's text) by the model line it is for, None for every model. A conditional one is
+        flagged, not applied."""
+        found: dict[str | None, list[tuple[int, str | None, str, str]]] = {}
         for name, text, loc in self.invulns:
             save = read_invulnerable_ability(name, text, model_names)
             assert save is not None  # only names it reads are collected
@@ -777,14 +805,14 @@ class _Unit:
                 self.flag(loc, "model_profiles", self.ds_id, "invulnerable_save_conditional",
                           f"{name!r}: {text!r} (not put on the model profiles)")
                 continue
-            found.setdefault(save.model_name, []).append((save.value, save.scope, loc))
-        out: dict[str | None, tuple[int | None, str | None]] = {}
+            found.setdefault(save.model_name, []).append((save.value, save.scope, loc, text))
+        out: dict[str | None, tuple[int, str | None, str]] = {}
         for model, saves in found.items():
-            values = {(v, sc) for v, sc, _ in saves}
+            values = {(v, sc) for v, sc, _, _ in saves}
             if len(values) > 1:
                 self.flag(saves[0][2], "model_profiles", self.ds_id, "several_invulnerable_saves",
                           f"{sorted(values, key=str)}: the first is used")
-            out[model] = (saves[0][0], saves[0][1])
+            out[model] = (saves[0][0], saves[0][1], saves[0][3])
         return out
 
 

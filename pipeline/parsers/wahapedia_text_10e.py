@@ -1292,7 +1292,7 @@ def _emit_weapon(page: _Page, ds: str, i: int, is_melee: bool, labels: list[str]
     try:
         assembled = assemble_weapon(printed, page.source.source_id, ds)
     except NormaliseError as exc:
-        page.reject(i, "weapon_profiles", f"{name}: {exc}")
+        page.reject(i, "weapon_profiles", str(exc))  # the assembly's reason, as from every source
         return
     weapon = assembled.records[0]
     if not page.keep(weapon, i):
