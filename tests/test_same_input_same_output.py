@@ -17,8 +17,8 @@ The values printed are the same in every shape; only the wrapping differs, as ea
 wraps them: where a shape prints "nothing" its own way (BattleScribe's ``-`` keyword cell, the
 export's ``-`` invulnerable save) the builder writes it so; the datasheet page stars the
 invulnerable save box's label (``INVULNERABLE SAVE*``); the 10th-edition BattleScribe catalogue
-(XML) prints the invulnerable save as an ``Invulnerable Save`` ability (``4+``; with a note it
-cannot carry the case: ``NO_LINE_NOTE``), the 11th-edition one (JSON) on the model line
+(XML) prints the invulnerable save as an ``Invulnerable Save`` ability (``4+``; with a note, the
+value in its name and the note as its text), the 11th-edition one (JSON) on the model line
 (``InSv``) with the note of a starred one in that ability. An extractor that cannot carry a case is named in the case's ``cannot`` with the
 reason. Each case also states a few expected values, so that the extractors cannot all agree on
 a wrong reading. Made-up inputs only: no corpus needed.
@@ -94,7 +94,6 @@ NO_MODELS = {"wahapedia-text-10e": "the page text prints no model characteristic
 #: on the model line: a plain one (``4+``) gives the line the same value, but a note is the
 #: ability's text, read by ``pipeline.assemble.protection`` (value and scope, no
 #: ``invulnerable_save_note`` flag as a model line's ``*`` note gets).
-NO_LINE_NOTE = {**NO_MODELS, "bsdata-cat-xml": "an invulnerable save's note is an ability's text, not a line's"}
 
 BOLTGUN = Weapon("Boltgun", '24"', "2", "3+", "4", "0", "1", "RAPID FIRE 1")
 PLAIN = Model("Battle Sister", '6"', "3", "3+", "1", "7+", "1")
@@ -141,7 +140,7 @@ CASES = [
     Case("model-invulnerable-starred-with-note",
          Model("Battle Sister", '6"', "3", "3+", "1", "7+", "1", "4+*", "* Ranged attacks only"),
          {"invulnerable_save": 4, "invulnerable_save_scope": "ranged"},
-         flags=("invulnerable_save_note",), cannot=NO_LINE_NOTE),
+         flags=("invulnerable_save_note",), cannot=NO_MODELS),
     Case("model-starred-toughness", Model("Daemon Prince", '8"', "5*", "3+", "10", "6+", "3"),
          {"toughness": 5}, flags=("starred_characteristic",), cannot=NO_MODELS),
     Case("model-characteristic-dash", Model("Drone", '10"', "3", "4+", "1", "-", "-"),
@@ -273,8 +272,10 @@ def _bs_unit(item: Weapon | Model, edition: int) -> dict:
         if m.note:  # ... and its note in the Invulnerable Save ability
             profiles.append(_bs_profile("p-2", f"Invulnerable Save ({m.invulnerable})", "Abilities",
                                         [("Description", m.note)]))
-    elif m.invulnerable is not None:  # the 10th-edition ones in the ability alone (NO_LINE_NOTE)
-        assert m.note is None
+    elif m.note:  # the 10th-edition ones in the ability alone: the value in its name, the note its text
+        profiles.append(_bs_profile("p-2", f"Invulnerable Save ({m.invulnerable})", "Abilities",
+                                    [("Description", m.note)]))
+    elif m.invulnerable is not None:
         profiles.append(_bs_profile("p-2", "Invulnerable Save", "Abilities", [("Description", m.invulnerable)]))
     unit["profiles"] = [_bs_profile("p-1", m.name, "Unit", chars), *profiles]
     return unit
@@ -357,3 +358,16 @@ def test_same_printed_item_gives_the_same_records_flags_and_rejects(case: Case):
     assert sorted({code for _, code, _, _ in reference["flags"]}) == sorted(case.flags)
     # and every other extractor gives the same (a difference names the extractor)
     assert out == dict.fromkeys(carriers, reference), f"compared with {first}"
+
+
+def test_a_note_naming_another_roll_target_keeps_the_save_unconditional_from_every_source():
+    # "6+ ... improved to 4+ against melee attacks": the 6+ is for every attack and the 4+ stays in
+    # the note (the attack engine reads it from the invulnerable_save_note flag), as the export reads it.
+    from pipeline.assemble.models import read_invulnerable
+    from pipeline.assemble.protection import read_invulnerable_ability
+
+    note = "This model has a 6+ invulnerable save. This invulnerable save is improved to 4+ against melee attacks."
+    line = read_invulnerable("6+*", note)
+    ability = read_invulnerable_ability("Invulnerable Save (6+*)", note)
+    assert (line.value, line.scope) == (ability.value, ability.scope) == (6, None)
+    assert ability.note == note

@@ -26,6 +26,7 @@ import re
 from collections import defaultdict
 from typing import Iterable, Literal, NamedTuple
 
+from pipeline.assemble.models import read_invulnerable
 from pipeline.normalise.text import clean_line
 from schemas.records import Ability, FeelNoPain, ModelProfile, Record
 
@@ -64,7 +65,10 @@ class Protection(NamedTuple):
     ``value``: the roll target (4 for ``4+``). ``scope``: for an invulnerable save None (every
     attack), ``ranged`` or ``melee``; for a Feel No Pain ``all``, ``mortal-wounds`` or ``psychic``.
     ``model_name``: the model line it is for, None for every model. ``condition``: the sentence
-    when it applies only sometimes, else None. ``flags``: (code, detail) pairs.
+    when it applies only sometimes, else None. ``flags``: (code, detail) pairs. ``note``: for an
+    invulnerable save that is starred or restricted, its text: the ``*`` note a model line reads
+    it with (``pipeline.assemble.models.read_invulnerable``), so that a save given as an ability
+    and one printed on the line are read alike.
     """
 
     value: int
@@ -72,6 +76,7 @@ class Protection(NamedTuple):
     model_name: str | None
     condition: str | None
     flags: tuple[tuple[str, str], ...] = ()
+    note: str | None = None
 
 
 def _fold(name: str) -> str:
@@ -131,8 +136,11 @@ def read_invulnerable_ability(name: str, text: str | None, model_names: Iterable
     starred = printed.endswith("*") or bool(m.group("star"))
     printed = printed.rstrip("*")
     t = _INVULN_TEXT.search(text)
-    bare = _BARE_ROLL.match(text)
+    first, _, rest = (text or "").partition("* ")
+    bare = _BARE_ROLL.match(first) if first.strip() else None
     from_text = (t.group("a") or t.group("b")) + "+" if t else (bare.group("v") + "+" if bare else "")
+    if bare and not t:
+        text = ("* " + rest).strip() if rest else ""  # "4+ * Ranged attacks only.": the note after the value
     value_text = printed or from_text
     if not value_text:
         return Protection(0, None, None, None, (("invulnerable_save_unreadable", f"{name!r}: {text!r}"),))
@@ -140,12 +148,12 @@ def read_invulnerable_ability(name: str, text: str | None, model_names: Iterable
         flags.append(("invulnerable_save_name_and_text_differ",
                       f"name {name!r}, text {text!r}: the name's value is used"))
     lowered = text.lower()
-    if "ranged attacks" in lowered:
-        scope: str | None = "ranged"
-    elif "melee attacks" in lowered:
-        scope = "melee"
-    elif starred:
-        scope = text.lstrip("* ") or "conditional (no note)"
+    restricted = starred or "ranged attacks" in lowered or "melee attacks" in lowered
+    note = (text or None) if restricted else None
+    if restricted:
+        line = read_invulnerable(value_text + "*", note)  # the model line's reading of a * note
+        scope, value_text = line.scope, f"{line.value}+"
+        flags += [f for f in line.flags if f[0] != "invulnerable_save_note"]
     else:
         scope = None
     model = _model_named(m.group("model"), models) if m.group("model") else None
@@ -161,7 +169,7 @@ def read_invulnerable_ability(name: str, text: str | None, model_names: Iterable
         if model is None and named is not None:
             model = named
         break
-    return Protection(int(value_text[0]), scope, model, condition, tuple(flags))
+    return Protection(int(value_text[0]), scope, model, condition, tuple(flags), note)
 
 
 def read_feel_no_pain(name: str, parameter: str | None, text: str | None,
@@ -170,8 +178,8 @@ def read_feel_no_pain(name: str, parameter: str | None, text: str | None,
     name or the parameter), and each sentence of its text that gives one to this unit or one of
     its models ("... have the Feel No Pain 4+ ability against mortal wounds and Psychic Attacks").
 
-    >>> read_feel_no_pain("Feel No Pain", "5+", None)
-    [Protection(value=5, scope='all', model_name=None, condition=None, flags=())]
+    >>> read_feel_no_pain("Feel No Pain", "5+", None)[0][:4]
+    (5, 'all', None, None)
     >>> [(p.value, p.scope) for p in read_feel_no_pain("Null Rod", None,
     ...     "Models in the bearer’s unit have the Feel No Pain 4+ ability against mortal wounds and Psychic Attacks.")]
     [(4, 'mortal-wounds'), (4, 'psychic')]

@@ -763,12 +763,13 @@ class _Unit:
             value, note = bracketed.group("value"), bracketed.group("note")
         elif value.endswith("*") and ability is not None:
             note = ability[2] or None
+        elif not value and ability is not None:
+            # the ability's save, read as if the line printed it with the ability's text as its note
+            value, note = f"{ability[0]}+" + ("*" if ability[2] else ""), ability[2]
         assembled = assemble_model(replace(printed, invulnerable_save=value or printed.invulnerable_save,
                                            invulnerable_save_note=note), self.sid, self.ds_id)
         record = assembled.records[0]
         assert isinstance(record, ModelProfile)
-        if not value and ability is not None:
-            record = record.model_copy(update={"invulnerable_save": ability[0], "invulnerable_save_scope": ability[1]})
         self.records.append(record)
         for flag in assembled.notes:
             self.flag(printed.locator, flag.table, flag.entity, flag.code, flag.detail)
@@ -805,7 +806,7 @@ class _Unit:
                 self.flag(loc, "model_profiles", self.ds_id, "invulnerable_save_conditional",
                           f"{name!r}: {text!r} (not put on the model profiles)")
                 continue
-            found.setdefault(save.model_name, []).append((save.value, save.scope, loc, text))
+            found.setdefault(save.model_name, []).append((save.value, save.scope, loc, save.note))
         out: dict[str | None, tuple[int, str | None, str]] = {}
         for model, saves in found.items():
             values = {(v, sc) for v, sc, _, _ in saves}
