@@ -8,7 +8,6 @@ that same declaration, which DuckDB inserts in bulk.
 from __future__ import annotations
 
 import os
-import secrets
 from collections import defaultdict
 from pathlib import Path
 
@@ -19,6 +18,7 @@ from duckdb_engine import Dialect as DuckDBDialect
 from sqlalchemy.schema import CreateTable
 
 from pipeline.errors import BuildError
+from pipeline.tempfiles import temp_path
 from schemas.records import Record
 from schemas.tables import RECORD_OF_TABLE, TABLES, column_values, metadata
 
@@ -57,7 +57,7 @@ def load_database(records: list[Record], db_path: Path) -> dict[str, int]:
     """Write ``records`` into a new DuckDB database at ``db_path``; return rows per table.
 
     The database is written to a temporary file of its own beside ``db_path``
-    (``.<name>.<pid>.<random>.tmp``) and renamed over ``db_path`` only when complete, so a failed
+    (``.<name>.<pid>.<random>.build.tmp``, ``pipeline.tempfiles``) and renamed over ``db_path`` only when complete, so a failed
     or interrupted build leaves the previous database intact and no temporary file; of two
     builds at once, the last to finish wins. Raises ``BuildError`` when the file cannot be
     written. The tables are created by
@@ -67,7 +67,7 @@ def load_database(records: list[Record], db_path: Path) -> dict[str, int]:
     """
     # A name of this build's own: two builds at once never write the same file; the last
     # rename wins, and each one is a complete database.
-    tmp = db_path.with_name(f".{db_path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    tmp = temp_path(db_path, "build")
     try:
         rows = _write(records, tmp)
         os.replace(tmp, db_path)
