@@ -25,6 +25,9 @@ from schemas.tables import RECORD_OF_TABLE, TABLES, column_values, metadata
 #: Views over the tables, created after the load (``db/views.sql``).
 VIEWS_FILE = Path(__file__).resolve().parent.parent / "db" / "views.sql"
 
+#: What DuckDB's error says when a signal (Ctrl-C, SIGTERM) stopped the query it was running.
+_DUCKDB_INTERRUPTED = "Query interrupted"
+
 _ARROW_TYPES = {
     sa.String: pa.string(),
     sa.Integer: pa.int64(),
@@ -72,6 +75,10 @@ def load_database(records: list[Record], db_path: Path) -> dict[str, int]:
         rows = _write(records, tmp)
         os.replace(tmp, db_path)
     except duckdb.InterruptException:  # Ctrl-C while DuckDB works: an interrupt like any other
+        raise KeyboardInterrupt from None
+    except RuntimeError as exc:  # the same, as DuckDB raises it while it scans an Arrow batch
+        if str(exc) != _DUCKDB_INTERRUPTED:
+            raise
         raise KeyboardInterrupt from None
     except (OSError, duckdb.IOException) as exc:
         reason = getattr(exc, "strerror", None) or str(exc).splitlines()[0]

@@ -306,6 +306,25 @@ def test_sigterm_stops_the_build_like_ctrl_c_with_exit_status_143(tmp_path, monk
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # restored after the build
 
 
+def test_a_signal_while_duckdb_inserts_is_an_interrupt_not_a_traceback(tmp_path, monkeypatch, capsys):
+    db = tmp_path / "wh40k.duckdb"
+    build(RAW, db)
+    before = db.read_bytes()
+
+    def interrupted_insert(records, tmp):
+        con = duckdb.connect(str(tmp))
+        con.close()
+        # what DuckDB 2.0 raises when SIGINT or SIGTERM lands while it scans an Arrow batch
+        raise RuntimeError("Query interrupted")
+
+    monkeypatch.setattr(pipeline.load, "_write", interrupted_insert)
+    status, err = run_cli(monkeypatch, capsys, "build", "-q", "--raw", str(RAW), "--db", str(db))
+
+    assert (status, err) == (130, f"Interrupted: {db} was not changed\n")
+    assert db.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["wh40k.duckdb"]
+
+
 def test_ctrl_c_just_after_the_rename_says_the_database_was_replaced(tmp_path, monkeypatch, capsys):
     db = tmp_path / "wh40k.duckdb"
     build(RAW, db)
