@@ -462,7 +462,7 @@ def _build(raw_dir: Path, db_path: Path, progress: Progress, allow_shrink: bool)
     for line in lost:
         progress(f"shrink{' (allowed)' if allow_shrink else ''}: {line}")
     if lost and not allow_shrink:
-        more = f"; and {len(lost) - 1} more (listed above)" if len(lost) > 1 else ""
+        more = f"; and {len(lost) - 1} more (listed above, unless --quiet)" if len(lost) > 1 else ""
         raise BuildError(
             f"the new build would shrink {db_path}: {lost[0]}{more}; the previous database is kept. "
             "Check that source's raw files, or pass --allow-shrink if the shrink is intended"

@@ -213,7 +213,7 @@ def test_a_source_emptied_fails_the_build_and_keeps_the_database_unless_allowed(
 
     assert str(err.value) == (
         f"the new build would shrink {db}: source 'bsdata-10e-rule-descriptions' table rule_texts (parse): "
-        "3 rows before, 0 now; and 1 more (listed above); the previous database is kept. Check that "
+        "3 rows before, 0 now; and 1 more (listed above, unless --quiet); the previous database is kept. Check that "
         "source's raw files, or pass --allow-shrink if the shrink is intended"
     )
     assert [line for line in lines if line.startswith("shrink")] == [
