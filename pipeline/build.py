@@ -14,7 +14,7 @@ from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from pipeline.aliases import load_aliases
 from pipeline.assemble.protection import feel_no_pain_rows
@@ -23,6 +23,7 @@ from pipeline.errors import BuildError
 from pipeline.extract import RawSnapshot, is_present, read_snapshot
 from pipeline.manifest import read_folder_files
 from pipeline.manifest import read_manifest
+from pipeline.tempfiles import remove_stale
 from pipeline.parsers import ParseResult, get_parser, get_preparer
 from pipeline.merge import (
     align_names,
@@ -36,6 +37,15 @@ from pipeline.merge import (
 from schemas.records import Accounting, Conflict, DataFlag, Datasheet, ExternalId, Record, Reject, Source, key_getter
 
 Progress = Callable[[str], None]
+
+#: Tables that every database this project builds has: a DuckDB file without them is another's.
+OWN_TABLES = ("build_accounting", "sources")
+#: The first bytes of a DuckDB database file: 8 bytes of checksum, then this magic.
+_DUCKDB_MAGIC_OFFSET, _DUCKDB_MAGIC = 8, b"DUCK"
+#: A table of a source whose rows fall below this share of the previous build's is a shrink.
+SHRINK_KEEPS_AT_LEAST = 0.5
+#: Tables of notes about the data, not the data: a parser that improves makes fewer of them.
+_NOT_SHRINK_CHECKED = frozenset({"data_flags", "data_gaps"})
 
 #: Tables whose rows point to a datasheet, and the field that holds it.
 _DATASHEET_REFS: dict[str, tuple[str, ...]] = {
@@ -285,15 +295,21 @@ def _without_cyclic_gc() -> Iterator[None]:
             gc.enable()
 
 
-def build(raw_dir: Path, db_path: Path, progress: Progress = lambda _msg: None) -> BuildReport:
+def build(
+    raw_dir: Path, db_path: Path, progress: Progress = lambda _msg: None, *, allow_shrink: bool = False
+) -> BuildReport:
     """Build the database at ``db_path`` from the snapshots listed in ``raw_dir/manifest.toml``.
 
     Sources marked ``fetch_only`` whose file has not been fetched are skipped and listed in the
     report. Raises ``ManifestError`` or ``RawFileError`` (naming the file) before anything is
-    written; the previous database is replaced only by a complete new one.
+    written; the previous database is replaced only by a complete new one. Raises ``BuildError``
+    when ``db_path`` is a file that is not a database of this project (``check_replaceable``), and,
+    unless ``allow_shrink``, when a source's table would lose most of its rows against the
+    previous database (``shrinkage``). Temporary files that killed builds left beside
+    ``db_path`` are removed first (``pipeline.tempfiles``).
     """
     with _without_cyclic_gc():
-        return _build(raw_dir, db_path, progress)
+        return _build(raw_dir, db_path, progress, allow_shrink)
 
 
 def check_writable(db_path: Path) -> None:
@@ -314,8 +330,97 @@ def check_writable(db_path: Path) -> None:
                          "writable; choose another --db")
 
 
-def _build(raw_dir: Path, db_path: Path, progress: Progress) -> BuildReport:
+def check_replaceable(db_path: Path) -> None:
+    """Raise ``BuildError`` when ``db_path`` is a file that is not a DuckDB database.
+
+    Reads the first bytes only (no DuckDB): checked before the parse. ``previous_counts`` then
+    checks that a DuckDB file is one this project built.
+    """
+    try:
+        with db_path.open("rb") as f:
+            head = f.read(_DUCKDB_MAGIC_OFFSET + len(_DUCKDB_MAGIC))
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise BuildError(f"--db {db_path}: cannot read it to check it is a database ({exc.strerror}); "
+                         "choose another --db") from exc
+    if head[_DUCKDB_MAGIC_OFFSET:] != _DUCKDB_MAGIC:
+        raise BuildError(f"--db {db_path} is not a DuckDB database, and the build would overwrite it; "
+                         "choose another --db, or delete the file if it is not needed")
+
+
+def previous_counts(db_path: Path) -> dict[tuple[str, str, str], int] | None:
+    """The rows of each (source_id, stage, table_name) in the database at ``db_path``, or None.
+
+    The rows are ``loaded + duplicates`` of its ``build_accounting`` (what the source gave the
+    database, on its own or merged into another source's row). None when there is no file, or it
+    is a database of this project too old to have those columns. Raises ``BuildError`` when it is
+    a DuckDB database without this project's tables (``OWN_TABLES``) or one that cannot be opened.
+    """
+    import duckdb
+
+    if not db_path.is_file():
+        return None
+    try:
+        con = duckdb.connect(str(db_path), read_only=True)
+    except duckdb.Error as exc:
+        reason = str(exc).splitlines()[0]
+        raise BuildError(f"--db {db_path} is a DuckDB database that cannot be opened to check that this "
+                         f"project built it ({reason}); choose another --db, or delete the file if it is "
+                         "not needed") from exc
+    try:
+        tables = {row[0] for row in con.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'").fetchall()}
+        missing = [t for t in OWN_TABLES if t not in tables]
+        if missing:
+            raise BuildError(f"--db {db_path} is a DuckDB database that this project did not build (it has "
+                             f"no table{'s' if len(missing) > 1 else ''} {', '.join(missing)}), and the build would overwrite it; choose "
+                             "another --db, or delete the file if it is not needed")
+        try:
+            rows = con.execute("SELECT source_id, stage, table_name, loaded + duplicates "
+                               "FROM build_accounting").fetchall()
+        except duckdb.Error:
+            return None
+    finally:
+        con.close()
+    return {(sid, stage, table): n for sid, stage, table, n in rows}
+
+
+def shrinkage(
+    previous: dict[tuple[str, str, str], int], accounting: list[Accounting], source_ids: Iterable[str],
+    skipped: Iterable[str] = (),
+) -> list[str]:
+    """What a source loses against the previous build, one line per (source, stage, table); [] if nothing.
+
+    A table of a source in ``source_ids`` (the new manifest's; ``skipped`` ones were not fetched)
+    that had N > 0 rows (``loaded + duplicates``) and now has none, or fewer than
+    ``SHRINK_KEEPS_AT_LEAST`` of N, is a shrink. Parse-stage lines come first (nearest the raw
+    file). Sources no longer in the manifest, and the tables of notes (``data_flags``,
+    ``data_gaps``), are not compared.
+
+    >>> a = Accounting(source_id="s", stage="parse", table_name="Datasheets", input_rows=0, loaded=0,
+    ...                duplicates=0, rejected=0)
+    >>> shrinkage({("s", "parse", "Datasheets"): 1676, ("s", "parse", "Factions"): 26}, [a], ["s"])
+    ["source 's' table Datasheets (parse): 1676 rows before, 0 now", "source 's' table Factions (parse): 26 rows before, 0 now"]
+    """
+    now = Counter({(a.source_id, a.stage, a.table_name): a.loaded + a.duplicates for a in accounting})
+    listed, skipped = set(source_ids), set(skipped)
+    lines = []
+    for (sid, stage, table), before in sorted(previous.items(), key=lambda kv: (kv[0][1] != "parse", kv[0])):
+        after = now[(sid, stage, table)]
+        if sid in listed and table not in _NOT_SHRINK_CHECKED and before > 0 and (
+            after == 0 or after < before * SHRINK_KEEPS_AT_LEAST
+        ):
+            why = " (skipped: not fetched)" if sid in skipped else ""
+            lines.append(f"source {sid!r}{why} table {table} ({stage}): {before} rows before, {after} now")
+    return lines
+
+
+def _build(raw_dir: Path, db_path: Path, progress: Progress, allow_shrink: bool) -> BuildReport:
     check_writable(db_path)
+    check_replaceable(db_path)
+    for stale in remove_stale(db_path.parent, "build", db_path.name):
+        progress(f"removed {stale.name}: a temporary file of an earlier build that was killed")
     listed = read_manifest(raw_dir)
     progress(f"read manifest: {len(listed)} sources in {raw_dir}")
     members = read_folder_files(raw_dir)
@@ -338,6 +443,7 @@ def _build(raw_dir: Path, db_path: Path, progress: Progress) -> BuildReport:
 
     results: dict[str, ParseResult] = {}
     try:
+        previous = previous_counts(db_path)
         for snapshot in snapshots:
             result = parse_snapshot(snapshot, prepared.pop(snapshot.source.source_id))
             result.records.extend(snapshot.flags)
@@ -352,6 +458,15 @@ def _build(raw_dir: Path, db_path: Path, progress: Progress) -> BuildReport:
                 left.abort()  # type: ignore[attr-defined]
     valid = validate(sources, results)
     accounting = account(sources, results, valid)
+    lost = shrinkage(previous or {}, accounting, [s.source_id for s in listed], skipped)
+    for line in lost:
+        progress(f"shrink{' (allowed)' if allow_shrink else ''}: {line}")
+    if lost and not allow_shrink:
+        more = f"; and {len(lost) - 1} more (listed above, unless --quiet)" if len(lost) > 1 else ""
+        raise BuildError(
+            f"the new build would shrink {db_path}: {lost[0]}{more}; the previous database is kept. "
+            "Check that source's raw files, or pass --allow-shrink if the shrink is intended"
+        )
     boilerplate: Counter[str] = Counter()
     for result in results.values():
         boilerplate.update(result.boilerplate)

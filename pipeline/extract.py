@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.errors import RawFileError
+from pipeline.manifest import path_problem
 from pipeline.parsers import FOLDER_FILES
 from schemas.records import DataFlag, Source
 
@@ -38,6 +39,12 @@ def _read_text(path: Path, source: Source) -> str:
             f"{path}: not UTF-8 at byte {exc.start} (source {source.source_id!r}); "
             "re-save the snapshot as UTF-8"
         ) from None
+
+
+def _check_inside(raw_dir: Path, source: Source, file: str) -> None:
+    problem = path_problem(raw_dir, file)
+    if problem:
+        raise RawFileError(f"raw manifest entry {source.source_id!r}: {problem}")
 
 
 def _sha256_of(path: Path) -> str:
@@ -77,9 +84,12 @@ def read_snapshot(raw_dir: Path, source: Source, members: tuple[str, ...] = ()) 
     one is an error, never a table silently left out.
 
     Raises ``RawFileError`` naming the file when it is missing, unreadable, not UTF-8, or its
-    content does not match the manifest's ``sha256``.
+    content does not match the manifest's ``sha256``, and naming the manifest entry when the file,
+    or a file of the folder, leads outside ``raw_dir`` (``pipeline.manifest.path_problem``: the
+    check ``read_manifest`` makes of the entry, made again of every file read).
     """
     path = raw_dir / source.file
+    _check_inside(raw_dir, source, source.file)
     missing = [m for m in members if not (path / m).is_file()]
     if missing:
         raise RawFileError(
@@ -88,6 +98,9 @@ def read_snapshot(raw_dir: Path, source: Source, members: tuple[str, ...] = ()) 
             f"`wh40k fetch --only {source.source_id}` brings {'it' if len(missing) == 1 else 'them'} back"
         )
     if path.is_dir():
+        for child in path.iterdir():  # every file read below, as a table or for the checksum
+            if not child.name.startswith("."):
+                _check_inside(raw_dir, source, f"{Path(source.file).as_posix()}/{child.name}")
         endings = FOLDER_FILES.get(source.format, (".csv",))
         tables = sorted(p for p in path.iterdir() if p.is_file() and p.suffix.lower() in endings)
         if not tables:

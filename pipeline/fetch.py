@@ -14,10 +14,21 @@ when a mirror is given.
 Guarantees:
 
 - **Never a half file.** A body is written to a temporary file in the target's folder
-  (``.<name>.<random>.tmp``, ignored by git), flushed to disk, and moved over the target with
-  ``os.replace`` only after the whole body arrived and, when the manifest gives ``sha256``, only if
-  it matches (for a folder: the folder checksum of ``pipeline.extract``, over every table). In a
-  folder, no table is replaced until every table has arrived: if one fails, none is replaced.
+  (``.<name>.<pid>.<random>.fetch.tmp``, ignored by git), flushed to disk, and moved over the
+  target with ``os.replace`` only after the whole body arrived and, when the manifest gives
+  ``sha256``, only if it matches (for a folder: the folder checksum of ``pipeline.extract``, over
+  every table). A body is whole when its ``Content-Length`` bytes arrived, or its chunked encoding
+  ended properly; a server that gives neither (the end of the body is just the connection
+  closing) is refused unless the manifest gives ``sha256``. In a folder, no table is replaced
+  until every table has arrived: if one fails, none is replaced. Temporary files that a killed
+  fetch left are removed by the next one (``pipeline.tempfiles``).
+- **Inside the raw folder.** A ``file`` outside it (absolute, ``..``, or through a symbolic link)
+  is refused, with the check the build makes (``pipeline.manifest.path_problem``).
+- **Bounded.** A redirect to another host is refused unless the source's entry lists that host
+  in ``allow_redirect_hosts`` (and one from https to http always); at most ``MAX_REDIRECTS`` hops.
+  A source's files may have ``DEFAULT_MAX_BYTES`` together (``max_bytes`` in its entry changes
+  that); the whole fetch stops at its deadline (``deadline_seconds``): a source not done by then
+  fails, keeping its previous files.
 - **Conditional requests.** The validators of each downloaded file (``ETag``, ``Last-Modified``)
   and the sha256 of what was written are kept in ``raw/.fetch-state.json``. The next fetch sends
   ``If-None-Match`` / ``If-Modified-Since`` when the file on disk still has that sha256 (and the
@@ -36,14 +47,14 @@ A mirror replaces each source's ``url``: ``mirror="DIR"`` copies ``DIR/<file>`` 
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import email.utils
 import hashlib
 import json
 import os
-import tempfile
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from importlib import metadata
@@ -53,13 +64,21 @@ from urllib.parse import quote, urlsplit
 import httpx
 
 from pipeline.errors import Wh40kError
-from pipeline.manifest import read_folder_files  # noqa: F401  (re-exported: part of fetch's API)
+from pipeline.manifest import FetchSettings, path_problem
+from pipeline.manifest import read_fetch_settings, read_folder_files  # noqa: F401  (re-exported: part of fetch's API)
+from pipeline.tempfiles import remove_stale, temp_path
 from schemas.records import Source
 
 STATE_NAME = ".fetch-state.json"
 STATE_FORMAT = 1
 MAX_RETRY_AFTER_SECONDS = 300.0
 TIMEOUT = httpx.Timeout(60.0, connect=15.0)
+#: The most bytes a fetch may write for one source (its files together), unless its entry says ``max_bytes``.
+DEFAULT_MAX_BYTES = 200 * 1024 * 1024
+#: The whole fetch's time, unless ``deadline_seconds`` (``--deadline``) says otherwise.
+DEFAULT_DEADLINE_SECONDS = 300.0
+#: Redirects followed for one request.
+MAX_REDIRECTS = 5
 _CHUNK_BYTES = 1 << 16
 
 
@@ -165,16 +184,23 @@ def fetch_sources(
     delay_seconds: float = 1.0,
     retries: int = 3,
     backoff_seconds: float = 0.5,
+    settings: Mapping[str, FetchSettings] | None = None,
+    deadline_seconds: float = DEFAULT_DEADLINE_SECONDS,
     progress: Callable[[str], None] = lambda _message: None,
     sleep: Callable[[float], None] = time.sleep,
 ) -> FetchReport:
     """Download (or copy from ``mirror``) each source's file or folder into ``raw_dir``.
 
-    ``folder_files`` maps a folder source's id to its table names (``read_folder_files``);
+    ``folder_files`` maps a folder source's id to its table names (``read_folder_files``; when
+    None, taken from ``settings``); ``settings`` maps a source's id to its fetch-only keys
+    (``read_fetch_settings``: its tables, the hosts it may be redirected to, its size cap);
     ``mirror`` is a folder or an ``http(s)://`` base URL used instead of each source's ``url``;
-    ``client`` an httpx client to use (one with ``follow_redirects=True`` is made and closed when
-    None); ``delay_seconds`` the pause between requests to one host; ``retries`` the number of
-    retries after a first failed attempt, waiting ``backoff_seconds * 2**n`` (or ``Retry-After``);
+    ``client`` an httpx client to use (one is made and closed when None; redirects are followed
+    by this module, one hop at a time, whatever the client's setting); ``delay_seconds`` the pause
+    between requests to one host; ``retries`` the number of retries after a first failed attempt,
+    waiting ``backoff_seconds * 2**n`` (or ``Retry-After``); ``deadline_seconds`` the time the
+    whole fetch may take (a source not done by then fails; the time-outs of each request are cut
+    to what is left, so a fetch ends at most one read time-out, 60 s, past it);
     ``progress`` receives one line per step; ``sleep`` is how waiting is done (tests pass a recorder).
 
     Returns a ``FetchReport`` with one result per source; a source that fails is reported (status
@@ -183,20 +209,28 @@ def fetch_sources(
     file cannot be written.
     """
     mirror_dir, mirror_url = _read_mirror(mirror)
+    deadline = time.monotonic() + deadline_seconds
+    shown_raw_dir = raw_dir
     raw_dir = raw_dir.resolve()  # temp files are absolute paths: compare like with like
+    settings = dict(settings or {})
+    if folder_files is None:
+        folder_files = {sid: s.files for sid, s in settings.items() if s.files}
     state = _FetchState.load(raw_dir / STATE_NAME, progress)
     own_client = client is None
     if client is None:
-        client = httpx.Client(timeout=TIMEOUT, follow_redirects=True)
+        client = httpx.Client(timeout=TIMEOUT)
     run = _Run(
         raw_dir=raw_dir,
+        shown_raw_dir=shown_raw_dir,
         mirror_dir=mirror_dir,
         mirror_url=mirror_url,
-        folder_files={k: tuple(v) for k, v in (folder_files or {}).items()},
+        folder_files={k: tuple(v) for k, v in folder_files.items()},
+        settings=settings,
         state=state,
-        http=_Http(client, delay_seconds, retries, backoff_seconds, progress, sleep),
+        http=_Http(client, delay_seconds, retries, backoff_seconds, progress, sleep, deadline, deadline_seconds),
         progress=progress,
     )
+    run.remove_stale_temps(raw_dir)
     try:
         results = tuple(run.fetch(source) for source in sources)
     finally:
@@ -227,12 +261,23 @@ class _Staged:
 @dataclass
 class _Run:
     raw_dir: Path
+    shown_raw_dir: Path  # as the caller gave it, for messages
     mirror_dir: Path | None
     mirror_url: str | None
     folder_files: dict[str, tuple[str, ...]]
+    settings: dict[str, FetchSettings]
     state: _FetchState
     http: _Http
     progress: Callable[[str], None]
+    cleaned: set[Path] = dataclasses.field(default_factory=set)
+
+    def remove_stale_temps(self, folder: Path) -> None:
+        """Remove, once per run and folder, the temporary files of fetches that were killed."""
+        if folder in self.cleaned:
+            return
+        self.cleaned.add(folder)
+        for stale in remove_stale(folder, "fetch"):
+            self.progress(f"removed {stale}: a temporary file of an earlier fetch that was killed")
 
     def fetch(self, source: Source) -> FetchResult:
         origin = str(self.mirror_dir) if self.mirror_dir else self.mirror_url or source.url
@@ -250,7 +295,7 @@ class _Run:
                 "no url in the raw manifest: a local snapshot, left as it is (add url = \"...\" to its "
                 "entry to fetch it)",
             )
-        rel = _relative_file(source)
+        rel = _relative_file(source, self.shown_raw_dir)
         is_folder = (
             source.source_id in self.folder_files
             or source.file.endswith("/")
@@ -262,9 +307,16 @@ class _Run:
         parent = folder if folder is not None else (self.raw_dir / rel).parent
         created = not parent.exists()  # removed again if the fetch fails and leaves it empty
         staged: list[_Staged] = []
+        settings = self.settings.get(source.source_id, FetchSettings())
+        cap = settings.max_bytes or DEFAULT_MAX_BYTES
         try:
             for member_rel, member_origin in plan:
-                staged.append(self._stage(source, member_rel, member_origin, check_manifest=not is_folder))
+                problem = path_problem(self.shown_raw_dir, member_rel)
+                if problem:
+                    raise FetchError(f"source {source.source_id!r}: {problem}")
+                budget = _Budget(cap, cap - sum(item.size for item in staged), settings.max_bytes is not None)
+                staged.append(self._stage(source, member_rel, member_origin, check_manifest=not is_folder,
+                                          budget=budget, allowed_hosts=settings.allow_redirect_hosts))
             self._check_sha256(source, origin, staged, folder)
             written = 0
             for item in staged:
@@ -340,15 +392,18 @@ class _Run:
             "add it to the mirror or fetch without --mirror"
         )
 
-    def _stage(self, source: Source, rel: str, origin: str | Path, *, check_manifest: bool) -> _Staged:
+    def _stage(self, source: Source, rel: str, origin: str | Path, *, check_manifest: bool, budget: _Budget,
+               allowed_hosts: tuple[str, ...]) -> _Staged:
         target = self.raw_dir / rel
         target.parent.mkdir(parents=True, exist_ok=True)
+        self.remove_stale_temps(target.parent)
         local = _file_digest(target)
         if isinstance(origin, Path):
             self.progress(f"{source.source_id}: copy {origin}")
             try:
                 with origin.open("rb") as f:
-                    temp, digest, size = _write_temp(target, iter(lambda: f.read(_CHUNK_BYTES), b""))
+                    chunks = budget.capped(iter(lambda: f.read(_CHUNK_BYTES), b""), source.source_id, str(origin))
+                    temp, digest, size = _write_temp(target, chunks)
             except OSError as exc:
                 raise FetchError(
                     f"source {source.source_id!r}: cannot copy {origin} from the mirror ({exc.strerror}); "
@@ -360,7 +415,10 @@ class _Run:
             return _Staged(rel, target, FetchStatus.copied, temp, digest, size)
         manifest_ok = not check_manifest or not source.sha256 or (local is not None and local.hex() == source.sha256)
         conditional = self.state.conditional_headers(rel, origin, local) if manifest_ok else {}
-        download = self.http.download(source.source_id, origin, conditional, target)
+        download = self.http.download(
+            source.source_id, origin, conditional, target, budget=budget, allowed_hosts=allowed_hosts,
+            verified_by_sha256=bool(source.sha256),
+        )
         if download.temp is None:
             assert local is not None
             return _Staged(rel, target, FetchStatus.not_modified, None, local, 0, origin, download.headers)
@@ -407,28 +465,100 @@ class _Download:
     headers: httpx.Headers
 
 
+@dataclass(frozen=True)
+class _Budget:
+    """The bytes one file may still have: what the source's cap (``cap``) leaves (``left``)."""
+
+    cap: int
+    left: int
+    from_manifest: bool  # the cap is the entry's max_bytes (else the default)
+
+    def refusal(self, source_id: str, where: str, size: int | None = None) -> FetchError:
+        got = f" ({size} bytes announced)" if size is not None else ""
+        cap = (f"its max_bytes = {self.cap}" if self.from_manifest
+               else f"the default cap of {self.cap} bytes (DEFAULT_MAX_BYTES)")
+        return FetchError(
+            f"source {source_id!r}: {where}: the source's files are larger than {cap}{got}; "
+            "nothing was written, the previous files are kept. If the file is really that large, "
+            "set max_bytes = <bytes> in its [[source]] entry of the raw manifest"
+        )
+
+    def capped(self, chunks: Iterable[bytes], source_id: str, where: str) -> Iterator[bytes]:
+        """``chunks`` as they come, raising ``FetchError`` once they pass the budget."""
+        size = 0
+        for chunk in chunks:
+            size += len(chunk)
+            if size > self.left:
+                raise self.refusal(source_id, where)
+            yield chunk
+
+
+class _Retry(Exception):
+    """One attempt failed in a way worth retrying: ``problem``, and a ``Retry-After`` wait if any."""
+
+    def __init__(self, problem: str, retry_after: float | None = None) -> None:
+        super().__init__(problem)
+        self.problem = problem
+        self.retry_after = retry_after
+
+
 class _Http:
-    """GET with a polite per-host delay, retries with backoff, bodies streamed to a temp file."""
+    """GET with a polite per-host delay, retries with backoff, redirects checked hop by hop,
+    bodies streamed to a temp file within a size budget and the fetch's deadline."""
 
     def __init__(self, client: httpx.Client, delay_seconds: float, retries: int, backoff_seconds: float,
-                 progress: Callable[[str], None], sleep: Callable[[float], None]) -> None:
+                 progress: Callable[[str], None], sleep: Callable[[float], None], deadline: float,
+                 deadline_seconds: float) -> None:
         self.client = client
         self.delay_seconds = delay_seconds
         self.retries = retries
         self.backoff_seconds = backoff_seconds
         self.progress = progress
         self.sleep = sleep
+        self.deadline = deadline  # time.monotonic() at which the whole fetch stops
+        self.deadline_seconds = deadline_seconds
         self._last_request: dict[str, float] = {}
 
-    def _wait_for_host(self, host: str) -> None:
+    def _past_deadline(self, source_id: str, url: str) -> FetchError:
+        return FetchError(
+            f"source {source_id!r}: GET {url}: the fetch passed its deadline of {self.deadline_seconds:g} s; "
+            "the previous files are kept. Fetch again (--only this source), or allow more time with "
+            "--deadline SECONDS"
+        )
+
+    def _left(self, source_id: str, url: str) -> float:
+        """Seconds left before the deadline; raises ``FetchError`` when none are."""
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise self._past_deadline(source_id, url)
+        return left
+
+    def _wait(self, seconds: float, source_id: str, url: str) -> None:
+        if seconds <= 0:
+            return
+        if seconds >= self._left(source_id, url):
+            raise self._past_deadline(source_id, url)
+        self.sleep(seconds)
+
+    def _timeout(self, left: float) -> httpx.Timeout:
+        """The client's time-outs, each cut to the ``left`` seconds before the deadline."""
+        t = self.client.timeout
+        return httpx.Timeout(connect=min(t.connect or left, left), read=min(t.read or left, left),
+                             write=min(t.write or left, left), pool=min(t.pool or left, left))
+
+    def _wait_for_host(self, host: str, source_id: str, url: str) -> None:
         last = self._last_request.get(host)
         if last is not None and self.delay_seconds > 0:
-            wait = self.delay_seconds - (time.monotonic() - last)
-            if wait > 0:
-                self.sleep(wait)
+            self._wait(self.delay_seconds - (time.monotonic() - last), source_id, url)
 
-    def download(self, source_id: str, url: str, conditional: dict[str, str], target: Path) -> _Download:
-        """GET ``url`` into a temp file beside ``target`` (``temp`` None on 304); raises ``FetchError``."""
+    def download(self, source_id: str, url: str, conditional: dict[str, str], target: Path, *,
+                 budget: _Budget, allowed_hosts: tuple[str, ...] = (), verified_by_sha256: bool = False) -> _Download:
+        """GET ``url`` into a temp file beside ``target`` (``temp`` None on 304); raises ``FetchError``.
+
+        ``budget``: the bytes the body may have; ``allowed_hosts``: hosts other than the url's that a
+        redirect may lead to; ``verified_by_sha256``: the caller checks the body's sha256, so a body
+        whose length the server does not state is accepted.
+        """
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.netloc:
             raise FetchError(
@@ -437,51 +567,131 @@ class _Http:
         attempts = self.retries + 1
         problem = ""
         for attempt in range(1, attempts + 1):
-            self._wait_for_host(parts.netloc)
-            self.progress(
-                f"{source_id}: GET {url}"
-                + (" (conditional)" if conditional else "")
-                + (f" (attempt {attempt}/{attempts})" if attempt > 1 else "")
-            )
-            retry_after: float | None = None
             try:
-                with self.client.stream("GET", url, headers={"User-Agent": USER_AGENT, **conditional}) as response:
-                    status = response.status_code
-                    if status == 304:
-                        if not conditional:
-                            raise FetchError(
-                                f"source {source_id!r}: GET {url} answered 304 Not Modified to a request "
-                                "without validators; the server is misbehaving, try again later or use --mirror"
-                            )
-                        self.progress(f"{source_id}: 304 not modified")
-                        return _Download(None, b"", 0, response.headers)
-                    if status == 200:
-                        temp, digest, size = _write_temp(target, response.iter_bytes(_CHUNK_BYTES))
-                        return _Download(temp, digest, size, response.headers)
-                    problem = f"{status} {response.reason_phrase}".strip()
-                    if status == 429 or status >= 500:
-                        retry_after = _retry_after_seconds(response.headers.get("Retry-After"))
-                    else:
-                        raise FetchError(_http_error_message(source_id, url, status, problem, response))
-            except (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError) as exc:
-                problem = f"{type(exc).__name__}: {exc}"
-            except (httpx.HTTPError, httpx.InvalidURL) as exc:  # not worth retrying: bad URL, unsupported protocol, too many redirects
-                raise FetchError(
-                    f"source {source_id!r}: GET {url} failed ({type(exc).__name__}: {exc}); check the url"
-                ) from None
-            finally:
-                self._last_request[parts.netloc] = time.monotonic()
-            if attempt == attempts:
-                break
-            wait = retry_after if retry_after is not None else self.backoff_seconds * 2 ** (attempt - 1)
-            self.progress(f"{source_id}: {problem}; retry {attempt}/{self.retries} in {wait:g} s")
-            if wait > 0:
-                self.sleep(wait)
+                return self._attempt(source_id, url, conditional, target, budget, allowed_hosts,
+                                     verified_by_sha256, f" (attempt {attempt}/{attempts})" if attempt > 1 else "")
+            except _Retry as retry:
+                problem = retry.problem
+                if attempt == attempts:
+                    break
+                wait = retry.retry_after if retry.retry_after is not None else self.backoff_seconds * 2 ** (attempt - 1)
+                self.progress(f"{source_id}: {problem}; retry {attempt}/{self.retries} in {wait:g} s")
+                self._wait(wait, source_id, url)
         raise FetchError(
             f"source {source_id!r}: GET {url} failed after {attempts} attempts (last: {problem}); "
             "check the network and the url in the raw manifest, try again later, or fetch from a mirror "
             "with --mirror DIR-or-URL"
         )
+
+    def _attempt(self, source_id: str, url: str, conditional: dict[str, str], target: Path, budget: _Budget,
+                 allowed_hosts: tuple[str, ...], verified_by_sha256: bool, attempt_note: str) -> _Download:
+        """One GET of ``url``, following at most ``MAX_REDIRECTS`` allowed redirects; raises ``_Retry``."""
+        current = url
+        for _hop in range(MAX_REDIRECTS + 1):
+            host = urlsplit(current).netloc
+            self._wait_for_host(host, source_id, url)
+            self.progress(f"{source_id}: GET {current}" + (" (conditional)" if conditional else "") + attempt_note)
+            try:
+                with self.client.stream("GET", current, headers={"User-Agent": USER_AGENT, **conditional},
+                                        follow_redirects=False,
+                                        timeout=self._timeout(self._left(source_id, url))) as response:
+                    if response.has_redirect_location and response.next_request is not None:
+                        following = str(response.next_request.url)
+                        _check_redirect(source_id, url, current, following, allowed_hosts)
+                        self.progress(f"{source_id}: {response.status_code} redirect to {following}")
+                        current = following
+                        continue
+                    return self._read(source_id, current, conditional, target, budget, verified_by_sha256, response)
+            except (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError) as exc:
+                if time.monotonic() >= self.deadline:
+                    raise self._past_deadline(source_id, url) from None
+                raise _Retry(f"{type(exc).__name__}: {exc}") from None
+            except (httpx.HTTPError, httpx.InvalidURL) as exc:  # not worth retrying: bad URL, unsupported protocol
+                raise FetchError(
+                    f"source {source_id!r}: GET {current} failed ({type(exc).__name__}: {exc}); check the url"
+                ) from None
+            finally:
+                self._last_request[host] = time.monotonic()
+        raise FetchError(
+            f"source {source_id!r}: GET {url} redirects more than {MAX_REDIRECTS} times (last to {current}); "
+            "put the final URL in the raw manifest"
+        )
+
+    def _read(self, source_id: str, url: str, conditional: dict[str, str], target: Path, budget: _Budget,
+              verified_by_sha256: bool, response: httpx.Response) -> _Download:
+        status = response.status_code
+        if status == 304:
+            if not conditional:
+                raise FetchError(
+                    f"source {source_id!r}: GET {url} answered 304 Not Modified to a request "
+                    "without validators; the server is misbehaving, try again later or use --mirror"
+                )
+            self.progress(f"{source_id}: 304 not modified")
+            return _Download(None, b"", 0, response.headers)
+        problem = f"{status} {response.reason_phrase}".strip()
+        if status == 429 or status >= 500:
+            raise _Retry(problem, _retry_after_seconds(response.headers.get("Retry-After")))
+        if status != 200:
+            raise FetchError(_http_error_message(source_id, url, status, problem, response))
+        length = _content_length(response.headers)
+        chunked = "chunked" in response.headers.get("Transfer-Encoding", "").lower()
+        if length is not None and length > budget.left:
+            raise budget.refusal(source_id, f"GET {url}", length)
+        if length is None and not chunked and not verified_by_sha256:
+            raise FetchError(
+                f"source {source_id!r}: GET {url}: the server states neither the body's length (Content-Length) "
+                "nor sends it chunked, so a body cut short could not be told from a whole one; nothing was "
+                "written. Add the file's sha256 to its [[source]] entry to accept it from this server"
+            )
+        # pieces as they arrive (no chunk size: a buffer would hide a trickling body from the checks)
+        temp, digest, size = _write_temp(target, self._within_deadline(
+            budget.capped(response.iter_bytes(), source_id, f"GET {url}"), source_id, url))
+        if length is not None and not chunked and response.num_bytes_downloaded != length:
+            temp.unlink(missing_ok=True)
+            raise _Retry(f"the body has {response.num_bytes_downloaded} bytes, its Content-Length says {length}")
+        return _Download(temp, digest, size, response.headers)
+
+    def _within_deadline(self, chunks: Iterable[bytes], source_id: str, url: str) -> Iterator[bytes]:
+        for chunk in chunks:
+            if time.monotonic() >= self.deadline:
+                raise self._past_deadline(source_id, url)
+            yield chunk
+
+
+def _content_length(headers: httpx.Headers) -> int | None:
+    """The ``Content-Length`` header as a number, None when absent or not a number.
+
+    >>> _content_length(httpx.Headers({"Content-Length": "120"})), _content_length(httpx.Headers({}))
+    (120, None)
+    """
+    value = headers.get("Content-Length", "").strip()
+    return int(value) if value.isdigit() else None
+
+
+def _check_redirect(source_id: str, url: str, current: str, following: str, allowed_hosts: tuple[str, ...]) -> None:
+    """Raise ``FetchError`` when a redirect from ``current`` to ``following`` leaves the url's host
+    (and that host is not in ``allowed_hosts``) or goes from https to http.
+
+    >>> _check_redirect("s", "http://a.org/x", "http://a.org/x", "https://a.org:8443/y", ())
+    >>> _check_redirect("s", "http://a.org/x", "http://a.org/x", "http://cdn.org/y", ("cdn.org",))
+    >>> _check_redirect("s", "http://a.org/x", "http://a.org/x", "http://b.org/y", ())
+    Traceback (most recent call last):
+    pipeline.fetch.FetchError: source 's': GET http://a.org/x redirects to http://b.org/y, on another host (b.org); nothing was fetched from there. If that host is to be trusted, add allow_redirect_hosts = ["b.org"] to the source's [[source]] entry of the raw manifest, or put the final URL there
+    """
+    old, new = urlsplit(current), urlsplit(following)
+    if old.scheme == "https" and new.scheme != "https":
+        raise FetchError(
+            f"source {source_id!r}: GET {url} redirects from https to {following}; refused (not encrypted). "
+            "Put an https URL in the raw manifest"
+        )
+    host = (new.hostname or "").lower()
+    if host == (urlsplit(url).hostname or "").lower() or host in allowed_hosts:
+        return
+    raise FetchError(
+        f"source {source_id!r}: GET {url} redirects to {following}, on another host ({host}); nothing was "
+        f"fetched from there. If that host is to be trusted, add allow_redirect_hosts = [\"{host}\"] to the "
+        "source's [[source]] entry of the raw manifest, or put the final URL there"
+    )
 
 
 def _http_error_message(source_id: str, url: str, status: int, problem: str, response: httpx.Response) -> str:
@@ -526,15 +736,15 @@ def _retry_after_seconds(value: str | None, now: dt.datetime | None = None) -> f
 def _write_temp(target: Path, chunks: Iterable[bytes]) -> tuple[Path, bytes, int]:
     """Write ``chunks`` to a new temp file beside ``target``: (temp path, sha256 digest, size in bytes).
 
-    The temp file is removed if anything goes wrong (including an interrupted body or Ctrl-C). It
-    gets the permissions of a newly created file (``mkstemp`` alone would make it owner-only).
+    The temp file (``pipeline.tempfiles``: ``.<name>.<pid>.<random>.fetch.tmp``) is removed if
+    anything goes wrong (including an interrupted body, a size or time limit, or Ctrl-C). It gets
+    the permissions of a newly created file (those the umask leaves of 0o666).
     """
-    fd, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    temp = Path(name)
+    temp = temp_path(target, "fetch")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     digest = hashlib.sha256()
     size = 0
     try:
-        os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "wb") as out:
             for chunk in chunks:
                 out.write(chunk)
@@ -548,12 +758,6 @@ def _write_temp(target: Path, chunks: Iterable[bytes]) -> tuple[Path, bytes, int
     return temp, digest.digest(), size
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
 def _file_digest(path: Path) -> bytes | None:
     """The sha256 digest of a file, or None when it does not exist (or is not a file)."""
     if not path.is_file():
@@ -565,15 +769,13 @@ def _file_digest(path: Path) -> bytes | None:
     return digest.digest()
 
 
-def _relative_file(source: Source) -> str:
-    """The source's ``file`` as a clean relative path inside the raw folder; raises ``FetchError`` otherwise."""
-    path = PurePosixPath(source.file.replace("\\", "/"))
-    if path.is_absolute() or ".." in path.parts or not path.parts or str(path) == ".":
-        raise FetchError(
-            f"source {source.source_id!r}: file {source.file!r} is not a path inside the raw folder; "
-            "fix it in the raw manifest"
-        )
-    return str(path)
+def _relative_file(source: Source, raw_dir: Path) -> str:
+    """The source's ``file`` as a clean relative path inside ``raw_dir``; raises ``FetchError`` otherwise
+    (``pipeline.manifest.path_problem``, the build's check)."""
+    problem = path_problem(raw_dir, source.file)
+    if problem:
+        raise FetchError(f"source {source.source_id!r}: {problem} (in the raw manifest)")
+    return str(PurePosixPath(source.file.replace("\\", "/")))
 
 
 def _read_mirror(mirror: str | None) -> tuple[Path | None, str | None]:

@@ -8,7 +8,6 @@ that same declaration, which DuckDB inserts in bulk.
 from __future__ import annotations
 
 import os
-import secrets
 from collections import defaultdict
 from pathlib import Path
 
@@ -19,11 +18,15 @@ from duckdb_engine import Dialect as DuckDBDialect
 from sqlalchemy.schema import CreateTable
 
 from pipeline.errors import BuildError
+from pipeline.tempfiles import temp_path
 from schemas.records import Record
 from schemas.tables import RECORD_OF_TABLE, TABLES, column_values, metadata
 
 #: Views over the tables, created after the load (``db/views.sql``).
 VIEWS_FILE = Path(__file__).resolve().parent.parent / "db" / "views.sql"
+
+#: What DuckDB's error says when a signal (Ctrl-C, SIGTERM) stopped the query it was running.
+_DUCKDB_INTERRUPTED = "Query interrupted"
 
 _ARROW_TYPES = {
     sa.String: pa.string(),
@@ -57,7 +60,7 @@ def load_database(records: list[Record], db_path: Path) -> dict[str, int]:
     """Write ``records`` into a new DuckDB database at ``db_path``; return rows per table.
 
     The database is written to a temporary file of its own beside ``db_path``
-    (``.<name>.<pid>.<random>.tmp``) and renamed over ``db_path`` only when complete, so a failed
+    (``.<name>.<pid>.<random>.build.tmp``, ``pipeline.tempfiles``) and renamed over ``db_path`` only when complete, so a failed
     or interrupted build leaves the previous database intact and no temporary file; of two
     builds at once, the last to finish wins. Raises ``BuildError`` when the file cannot be
     written. The tables are created by
@@ -67,11 +70,15 @@ def load_database(records: list[Record], db_path: Path) -> dict[str, int]:
     """
     # A name of this build's own: two builds at once never write the same file; the last
     # rename wins, and each one is a complete database.
-    tmp = db_path.with_name(f".{db_path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    tmp = temp_path(db_path, "build")
     try:
         rows = _write(records, tmp)
         os.replace(tmp, db_path)
     except duckdb.InterruptException:  # Ctrl-C while DuckDB works: an interrupt like any other
+        raise KeyboardInterrupt from None
+    except RuntimeError as exc:  # the same, as DuckDB raises it while it scans an Arrow batch
+        if str(exc) != _DUCKDB_INTERRUPTED:
+            raise
         raise KeyboardInterrupt from None
     except (OSError, duckdb.IOException) as exc:
         reason = getattr(exc, "strerror", None) or str(exc).splitlines()[0]

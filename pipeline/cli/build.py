@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -85,24 +89,88 @@ def _summary(report: BuildReport) -> None:
     )
 
 
+#: Exit statuses after a signal, as a shell reports them (128 + the signal's number).
+EXIT_INTERRUPTED, EXIT_TERMINATED = 128 + signal.SIGINT, 128 + signal.SIGTERM
+
+
+@contextmanager
+def _sigterm_as_interrupt(received: list[int]) -> Iterator[None]:
+    """While inside, SIGTERM stops the build as Ctrl-C does (``KeyboardInterrupt``, so every
+    ``finally`` removes its temporary file), and is noted in ``received``.
+
+    A process forked meanwhile (the parse's worker) is simply ended by it, as by default.
+    """
+    parent = os.getpid()
+
+    def on_sigterm(signum: int, _frame: object) -> None:
+        if os.getpid() != parent:
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+            return
+        received.append(signum)
+        raise KeyboardInterrupt
+
+    before = signal.signal(signal.SIGTERM, on_sigterm)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
+def _identity(path: Path) -> tuple[int, ...] | None:
+    """What tells one file at ``path`` from another that replaced it (None: no file)."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def stopped_message(db: Path, before: tuple[int, ...] | None, terminated: bool) -> str:
+    """The one line printed when a build is stopped, true to whether ``db`` was replaced meanwhile.
+
+    ``before``: ``_identity(db)`` when the build started. The new database is renamed into place
+    only when complete, so the file at ``db`` is the old one or a complete new one.
+    """
+    what = "Terminated (SIGTERM)" if terminated else "Interrupted"
+    after = _identity(db)
+    if after == before:
+        return f"{what}: {db} was not changed"
+    if after is None:
+        return f"{what}: {db} is gone (removed by something else than the build meanwhile)"
+    if before is None:
+        return f"{what}: {db} was written: the build had completed the new database before it stopped"
+    return f"{what}: {db} was replaced: the build had completed the new database before it stopped"
+
+
 @app.command("build")
 def build_command(
     raw: Path = typer.Option(Path("raw"), "--raw", help="Folder with manifest.toml and the snapshots."),
     db: Path = typer.Option(DEFAULT_DB, "--db", help="Database file to write."),
+    allow_shrink: bool = typer.Option(
+        False, "--allow-shrink",
+        help="Replace the database even when a source's table loses more than half its rows (or all).",
+    ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress or summary."),
 ) -> None:
     """Build the database from the raw snapshots (what `make build-db` runs).
+
+    Ctrl-C or SIGTERM stop it (exit status 130 or 143) and leave the previous database, unless
+    the new one was already complete and renamed into place (the message says which).
 
     Example: wh40k build --raw raw --db db/wh40k.duckdb
     """
     from pipeline.build import build
 
     progress = (lambda _m: None) if quiet else (lambda m: print(m, file=sys.stderr))
+    before = _identity(db)
+    received: list[int] = []
     try:
-        report = build(raw, db, progress)
+        with _sigterm_as_interrupt(received):
+            report = build(raw, db, progress, allow_shrink=allow_shrink)
     except KeyboardInterrupt:
         # the build writes a temporary file of its own, removed on the way out
-        print(f"Interrupted: {db} was not changed", file=sys.stderr)
-        raise typer.Exit(130) from None
+        print(stopped_message(db, before, bool(received)), file=sys.stderr)
+        raise typer.Exit(EXIT_TERMINATED if received else EXIT_INTERRUPTED) from None
     if not quiet:
         _summary(report)

@@ -24,13 +24,21 @@ def fetch_command(
     ),
     only: Optional[list[str]] = typer.Option(None, "--only", help="Fetch only this source id (repeatable)."),
     delay: float = typer.Option(1.0, "--delay", min=0.0, help="Seconds between two requests to the same host."),
+    deadline: float = typer.Option(
+        300.0, "--deadline", min=0.001,  # pipeline.fetch.DEFAULT_DEADLINE_SECONDS
+        help="Seconds the whole fetch may take; a source not fetched by then fails and keeps its previous files.",
+    ),
     fmt: Format = typer.Option(Format.table, "--format", "-f", help="Summary format: table, json or csv."),
 ) -> None:
     """Download the sources of the raw manifest that have a url (unchanged files are not downloaded again).
 
+    A file replaces the previous one only when it arrived whole (and matches the manifest's sha256).
+    A redirect to another host is refused unless the source's entry lists it in
+    allow_redirect_hosts; a source's files may have 200 MiB together unless its entry sets max_bytes.
+
     Example: wh40k fetch --only wahapedia-10e-export --mirror /data/wahapedia-mirror
     """
-    from pipeline.fetch import fetch_sources, read_folder_files
+    from pipeline.fetch import fetch_sources, read_fetch_settings
 
     sources = read_manifest(raw)
     if only:
@@ -43,8 +51,8 @@ def fetch_command(
             )
         sources = [s for s in sources if s.source_id in only]
     report = fetch_sources(
-        sources, raw, mirror=mirror, folder_files=read_folder_files(raw), delay_seconds=delay,
-        progress=lambda message: print(message, file=sys.stderr),
+        sources, raw, mirror=mirror, settings=read_fetch_settings(raw), delay_seconds=delay,
+        deadline_seconds=deadline, progress=lambda message: print(message, file=sys.stderr),
     )
     render_rows(report.rows(), fmt, title=f"Fetched into {raw}")
     counts = ", ".join(f"{n} {status}" for status, n in report.counts().items())
