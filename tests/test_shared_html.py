@@ -6,6 +6,7 @@ Whatever the split, every text must be the one ``html_to_text`` gives in the cal
 from __future__ import annotations
 
 import os
+from pathlib import Path
 import sys
 import time
 
@@ -102,3 +103,38 @@ def test_abort_stops_the_worker_at_once(monkeypatch):
     shared.abort()
     assert not shared._worker.is_alive()
     shared.close()  # closing after an abort does nothing more
+
+
+def test_the_worker_exits_when_its_caller_is_killed(tmp_path):
+    # A build killed with SIGKILL during the parse must not leave its HTML worker behind.
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    script = (
+        "import sys, time\n"
+        "from pipeline.normalise.text import SharedHtmlCleaning\n"
+        "fragments = [f'<p>fragment <b>{i}</b></p>' * 50 for i in range(20000)]\n"
+        "shared = SharedHtmlCleaning(lambda: fragments, capacity=1000, chunk_size=20)\n"
+        "print(shared._worker.pid, flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    env = {**os.environ, "WH40K_JOBS": "2"}
+    caller = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, env=env,
+                              cwd=str(Path(__file__).resolve().parent.parent))
+    worker = int(caller.stdout.readline())
+    caller.send_signal(signal.SIGKILL)
+    caller.wait(timeout=10)
+    for _ in range(200):  # at most 20 s
+        try:
+            with open(f"/proc/{worker}/stat") as stat:
+                if stat.read().split()[2] == "Z":
+                    break  # exited (a zombie until init reaps it)
+        except FileNotFoundError:
+            break
+        time.sleep(0.1)
+    else:
+        os.kill(worker, signal.SIGKILL)
+        raise AssertionError("the worker still runs 20 s after its caller was killed")

@@ -143,18 +143,26 @@ def _clean_from_the_back(
 ) -> None:
     """Worker: list the fragments, then claim chunks from the last one backwards and send
     ``(fragments, texts)`` for each, until a chunk is already claimed (the caller got there
-    first); then send ``None``. Ctrl-C is the caller's to handle: the worker ignores it."""
+    first); then send ``None``. Ctrl-C is the caller's to handle: the worker ignores it. A worker
+    whose caller is gone (killed with SIGKILL) stops at the next chunk and exits without waiting
+    for its results to be read."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    caller = os.getppid()
     try:
         chunks = _chunks_of(list_fragments(), chunk_size)
         for k in range(min(len(chunks), len(claims)) - 1, -1, -1):
+            if os.getppid() != caller:
+                break
             with claims.get_lock():
                 if claims[k] != _FREE:
                     break
                 claims[k] = _WORKER
             results.put((k, chunks[k], [html_to_text(fragment) for fragment in chunks[k]]))
     finally:
-        results.put(None)
+        if os.getppid() != caller:
+            results.cancel_join_thread()  # nobody reads them: do not wait to flush them at exit
+        else:
+            results.put(None)
 
 
 class SharedHtmlCleaning:
