@@ -1,0 +1,64 @@
+"""Golden files of the parsers on small inputs committed beside them (``tests/golden/inputs/``).
+
+``tests/golden/inputs/manifest.toml`` lists the inputs as a raw folder lists its snapshots: one
+``[[source]]`` each, made up in the shape of the real source (a Wahapedia CSV export folder,
+saved datasheet pages, BattleScribe XML and JSON files). Each is read as the build reads a raw
+file (``pipeline.extract.read_snapshot``), parsed by the parser its format names in
+``pipeline.parsers.PARSERS``, and the result compared with ``tests/golden/<source id>.json``.
+Nothing outside the checkout is read, so these run in any clone. ``UPDATE_GOLDEN=1`` rewrites
+the expected files; review the diff before committing.
+
+The real files are tested as wholes by the corpus tests (``test_parser_*``), which skip when
+``../shared/corpus`` is not beside the checkout.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from pipeline.extract import read_snapshot
+from pipeline.manifest import MANIFEST_NAME, read_manifest
+from pipeline.parsers import ParseResult, get_parser
+from tests.conftest import GOLDEN, assert_golden, records_as_json
+
+INPUTS = GOLDEN / "inputs"
+SOURCES = read_manifest(INPUTS)
+#: An input is a small document: a few rows, one datasheet or a unit or two.
+MAX_INPUT_BYTES = 50_000
+
+
+def result_as_json(result: ParseResult) -> dict:
+    """A parse result as JSON-ready data: records and rejects in a stable order, and the counters."""
+    counters: dict[str, Counter[str]] = {
+        "duplicates": result.duplicates,
+        "boilerplate": result.boilerplate,
+        "input_rows": result.input_rows,
+        "loaded": result.loaded,
+    }
+    return {
+        "records": records_as_json(result.records),
+        "rejects": records_as_json(result.rejects),  # type: ignore[arg-type]
+        **{name: dict(sorted(counter.items())) for name, counter in counters.items()},
+    }
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=lambda s: s.source_id)
+def test_golden(source):
+    snapshot = read_snapshot(INPUTS, source)
+    content = snapshot.files if snapshot.files is not None else snapshot.text
+    result = get_parser(source.format)(content, source)  # type: ignore[arg-type]
+    assert result.records, "an input that gives no records pins nothing"
+    assert_golden(source.source_id, result_as_json(result))
+
+
+def test_every_input_is_listed_and_small():
+    """Each file under ``inputs/`` is read by a source of the manifest, and none is large."""
+    read = set()
+    for source in SOURCES:
+        path = INPUTS / source.file
+        read |= {p for p in path.iterdir() if p.is_file()} if path.is_dir() else {path}
+    present = {p for p in INPUTS.rglob("*") if p.is_file() and p.name not in (MANIFEST_NAME, ".gitattributes")}
+    assert sorted(present - read) == []
+    assert {p.name: p.stat().st_size for p in present if p.stat().st_size > MAX_INPUT_BYTES} == {}
