@@ -36,6 +36,7 @@ WEAPON_COLUMNS: dict[str, str] = {
 _DASHES = str.maketrans({"\u2013": "-", "\u2014": "-", "\u2212": "-", "\u2011": "-"})
 _DICE = re.compile(r"^(?:(\d*)[dD](\d+))?\s*(?:([+-])\s*(\d+))?$")
 _FIXED = re.compile(r"^\d+$")
+_MAX_DICE_TEXT = 20
 
 
 def _prep(text: str) -> str:
@@ -56,6 +57,8 @@ def dice(text: str) -> DiceExpr:
     Raises ``NormaliseError`` for anything else (``-``, ``N/A``, ``D``).
     """
     t = _prep(text).replace(" ", "")
+    if len(t) > _MAX_DICE_TEXT:  # no real value is longer (nor a number of 4,301 digits, which int() refuses)
+        raise NormaliseError(f"not a dice expression: {len(t)} characters (expected e.g. D6, 2D6+3 or 3)")
     if _FIXED.match(t):
         return DiceExpr(text=str(int(t)), dice_count=0, dice_sides=0, modifier=int(t))
     m = _DICE.match(t)
