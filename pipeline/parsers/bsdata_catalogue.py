@@ -626,7 +626,7 @@ class _Unit:
                 continue
             try:
                 value = int(float(str(c.get("value"))))
-            except ValueError:
+            except (ValueError, OverflowError):  # not a number, or inf
                 continue
             if c.get("type") == "min":
                 lo = value
