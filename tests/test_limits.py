@@ -263,3 +263,17 @@ def test_ctrl_c_during_a_build_prints_one_line(tmp_path, after, delay):
     assert err.splitlines()[-1] == f"interrupted; the database was not changed ({db})"
     assert db.read_bytes() == b"the previous database"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["wh40k.duckdb"]
+
+
+def test_a_raw_file_over_the_size_limit_is_refused(tmp_path):
+    from pipeline.errors import RawFileError
+    from pipeline.extract import read_snapshot
+
+    (tmp_path / "big.txt").write_bytes(b"x")
+    with (tmp_path / "big.txt").open("r+b") as f:
+        f.truncate(limits.MAX_FILE_BYTES + 1)  # a sparse file: no 64 MiB written
+    big = source("battlescribe-rule-descriptions").model_copy(update={"file": "big.txt", "source_id": "big"})
+    with pytest.raises(RawFileError) as err:
+        read_snapshot(tmp_path, big)
+    assert str(err.value) == (f"{tmp_path / 'big.txt'}: 67108865 bytes: at most 67108864 bytes in one raw file "
+                              "(source 'big'); this is no snapshot of the source: fetch it again")
