@@ -20,6 +20,11 @@ MAX_MODELS_PER_WEAPON = 1_000
 #: Hits (a real unit makes a few hundred at most). Bounds the engine's distributions.
 MAX_ATTACKS_PER_WEAPON = 1_000
 
+#: Attacks of one weapon with both Lethal Hits and Devastating Wounds (the engine's joint count
+#: of its unsaved and devastating events grows with the cube of its attacks; a real unit makes
+#: some 60).
+MAX_ATTACKS_LETHAL_DEVASTATING = 500
+
 #: The highest Damage one attack can have (the Damage characteristic, Melta included; the
 #: real maximum is 24).
 MAX_DAMAGE_PER_ATTACK = 100

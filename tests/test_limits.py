@@ -277,3 +277,10 @@ def test_a_raw_file_over_the_size_limit_is_refused(tmp_path):
         read_snapshot(tmp_path, big)
     assert str(err.value) == (f"{tmp_path / 'big.txt'}: 67108865 bytes: at most 67108864 bytes in one raw file "
                               "(source 'big'); this is no snapshot of the source: fetch it again")
+
+
+def test_lethal_hits_with_devastating_wounds_have_an_attack_limit():
+    with pytest.raises(InputError) as err:
+        exact.resolve([boltgun(attacks=dice("1"), models=501, lethal_hits=True, devastating_wounds=True)], MEQ)
+    assert str(err.value) == ("weapon 'Boltgun': 501 attacks with Lethal Hits and Devastating Wounds: at most 500 "
+                              "attacks of a weapon with both; give fewer models")

@@ -1167,6 +1167,9 @@ def _check_weapon_limits(w: Weapon, target: Target, context: Context) -> None:
     if attacks > limits.MAX_ATTACKS_PER_WEAPON:
         raise EngineInputError(f"weapon {w.name!r}: {w.models} models x up to {per_model} attacks = {attacks} "
                                f"attacks: at most {limits.MAX_ATTACKS_PER_WEAPON} attacks of one weapon; give fewer models")
+    if w.lethal_hits and w.devastating_wounds and attacks > limits.MAX_ATTACKS_LETHAL_DEVASTATING:
+        raise EngineInputError(f"weapon {w.name!r}: {attacks} attacks with Lethal Hits and Devastating Wounds: at most "
+                               f"{limits.MAX_ATTACKS_LETHAL_DEVASTATING} attacks of a weapon with both; give fewer models")
     hits = attacks
     if w.sustained_hits is not None:
         hits = attacks * (1 + max(w.sustained_hits.maximum, 0))
