@@ -37,4 +37,3 @@ class NotFoundError(Wh40kError):
 
 class InputError(Wh40kError):
     """A command-line value that cannot be read, e.g. an inline target profile."""
-

@@ -2,9 +2,9 @@
 
 A Ctrl-C while the modules load (typer, rich, pydantic, the commands: most of a second) would
 land inside an import, where a C extension can even turn it into an ``ImportError``. It is held
-until the imports are done, then ends the program with the one line ``interrupted`` (exit
-status 130) before any command starts. Once the command runs, Ctrl-C is Python's
-``KeyboardInterrupt`` again (``pipeline.cli.main`` turns it into that line).
+until the imports are done, then ends the program with the one line ``Interrupted: nothing was
+changed`` (exit status 130) before any command starts. Once the command runs, Ctrl-C is Python's
+``KeyboardInterrupt`` again (``wh40k build`` says whether its database was changed).
 """
 
 from __future__ import annotations
