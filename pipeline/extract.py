@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.errors import RawFileError
+from pipeline.limits import MAX_FILE_BYTES
 from pipeline.manifest import path_problem
 from pipeline.parsers import FOLDER_FILES
 from schemas.records import DataFlag, Source
@@ -24,6 +25,12 @@ class RawSnapshot:
 
 def _read_text(path: Path, source: Source) -> str:
     try:
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise RawFileError(
+                f"{path}: {size} bytes: at most {MAX_FILE_BYTES} bytes in one raw file (source "
+                f"{source.source_id!r}); this is no snapshot of the source: fetch it again"
+            )
         data = path.read_bytes()
     except FileNotFoundError:
         raise RawFileError(

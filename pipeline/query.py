@@ -15,6 +15,7 @@ from typing import Any, Iterable
 import duckdb
 
 from pipeline.errors import DatabaseError, InputError, NotFoundError
+from pipeline.limits import MAX_NAME_LENGTH, check_name
 from pipeline.normalise.names import name_key
 from pipeline.normalise.text import clean_line, slug
 
@@ -126,7 +127,12 @@ def _close(name: str, candidates: list[str], n: int = 5) -> list[str]:
     ['adepta-sororitas', 'Adepta Sororitas']
     >>> _close("flamr", ["Ministorum flamer", "Boltgun"])
     ['Ministorum flamer']
+
+    A name longer than ``MAX_NAME_LENGTH`` has no close names (difflib's work grows with the
+    product of the lengths): ``[]``.
     """
+    if len(name) > MAX_NAME_LENGTH:
+        return []
     lowered = list(dict.fromkeys(c.lower() for c in candidates))
     close = difflib.get_close_matches(name.lower(), lowered, n=n, cutoff=0.5)
     if not close:
@@ -140,6 +146,13 @@ def _close(name: str, candidates: list[str], n: int = 5) -> list[str]:
     return list(dict.fromkeys(o for c in close for o in originals[c]))
 
 
+def _check_names(**filters: str | None) -> None:
+    """``InputError`` for a filter (``--name``, ``--faction``) over ``MAX_NAME_LENGTH`` characters."""
+    for option, value in filters.items():
+        if value is not None:
+            check_name(value, f"--{option} filter")
+
+
 def _suggest(name: str, candidates: list[str]) -> str:
     """The close candidates as one comma-separated string ("" when none)."""
     return ", ".join(dict.fromkeys(c for c in _close(name, candidates)))
@@ -150,7 +163,9 @@ def list_units(con: duckdb.DuckDBPyConnection, name: str | None = None, faction:
 
     ``name`` matches part of the unit name, ignoring case; ``faction`` the faction id or name.
     Nothing matching gives empty rows (not an error); ``units_filter_note`` says why.
+    Raises ``InputError`` for a filter over ``MAX_NAME_LENGTH`` characters.
     """
+    _check_names(name=name, faction=faction)
     sql = """
         SELECT d.name, d.datasheet_id, d.faction_id, d.edition, d.game_mode,
                d.starting_strength, d.source_id
@@ -191,8 +206,10 @@ def find_datasheet(
     hyphens, quotes, British and American spellings); ``edition`` and ``mode`` narrow the matches. Several
     matches are ordered by: matched play before Combat Patrol, then the newest edition.
     Raises ``NotFoundError`` with close names when no unit has the name, or with the editions
-    and game modes it has when ``edition`` or ``mode`` excludes it.
+    and game modes it has when ``edition`` or ``mode`` excludes it; ``InputError`` for a name
+    over ``MAX_NAME_LENGTH`` characters.
     """
+    check_name(name, "unit name")
     rows = _rows(con.execute("SELECT * FROM datasheets"))
     wanted = name_key(clean_line(name))
     named = [r for r in rows if r["datasheet_id"] == name or name_key(r["name"]) == wanted]
@@ -282,8 +299,10 @@ def weapons(
 
     ``ability`` matches the canonical ability name (``DEVASTATING WOUNDS``, ``ANTI``) or the
     printed form (``anti-infantry``), ignoring case. Nothing matching gives empty rows (not an
-    error); ``weapons_filter_note`` says why.
+    error); ``weapons_filter_note`` says why. Raises ``InputError`` for a filter over
+    ``MAX_NAME_LENGTH`` characters.
     """
+    _check_names(name=name, ability=ability)
     sql = """
         SELECT w.weapon_name, w.profile_name, d.name AS datasheet, w.datasheet_id,
                CASE WHEN w.is_melee THEN 'melee' ELSE 'ranged' END AS kind,
@@ -379,9 +398,13 @@ def fetch_hint(con: duckdb.DuckDBPyConnection, edition: int, raw_dir: Path = DEF
 
 
 def rule_keys_for(name: str) -> tuple[str, str]:
-    """(canonical rule key, section or "") for a printed name, alias or section number."""
+    """(canonical rule key, section or "") for a printed name, alias or section number.
+
+    Raises ``InputError`` for a name over ``MAX_NAME_LENGTH`` characters.
+    """
     from pipeline.aliases import canonical_rule_key, split_section
 
+    check_name(name, "rule name")
     _, section = split_section(name.strip())
     try:
         return canonical_rule_key(name), section or ""

@@ -16,6 +16,7 @@ import duckdb
 
 from pipeline.aliases import PartOf, part_of, rule_key_from_name
 from pipeline.errors import NotFoundError
+from pipeline.limits import check_name
 from pipeline.precedence import kind_ranks
 from pipeline.query import _rows, fetch_hint, rule_keys_for, rule_texts
 
@@ -180,7 +181,9 @@ def governing_text(
 
 def _wordings(con: duckdb.DuckDBPyConnection, name: str, edition: int | None) -> tuple[list[dict], PartOf | None]:
     """Every stored wording of ``name`` (all editions), or, when it has none in ``edition`` and
-    the alias table says it is part of another rule there, that rule's wordings and the entry."""
+    the alias table says it is part of another rule there, that rule's wordings and the entry.
+    Raises ``InputError`` for a name over ``MAX_NAME_LENGTH`` characters (before any alias match)."""
+    check_name(name, "rule name")
     part = None if edition is None else part_of(name, edition)
     try:
         rows = rule_texts(con, name)

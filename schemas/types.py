@@ -11,7 +11,7 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 Edition = Literal[10, 11]
 GameMode = Literal["matched", "combat-patrol"]
@@ -33,6 +33,9 @@ class DiceExpr(BaseModel):
 
     >>> DiceExpr(text="D6+2", dice_count=1, dice_sides=6, modifier=2).mean
     Fraction(11, 2)
+
+    A die has at least 2 sides: ``dice_count >= 1`` with ``dice_sides < 2`` is a validation
+    error (a ``ValueError``).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -41,6 +44,13 @@ class DiceExpr(BaseModel):
     dice_count: int = Field(ge=0)
     dice_sides: int = Field(ge=0)
     modifier: int = 0
+
+    @model_validator(mode="after")
+    def _dice_have_sides(self) -> "DiceExpr":
+        if self.dice_count and self.dice_sides < 2:
+            raise ValueError(f"dice expression {self.text!r}: {self.dice_count} dice of {self.dice_sides} "
+                             "sides; a die has at least 2 sides (D3, D6)")
+        return self
 
     @property
     def mean(self) -> Fraction:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from pipeline.limits import MAX_NUMBER_DIGITS
 from pipeline.normalise.text import clean_line
 from schemas.records import WargearLoadout
 
@@ -53,7 +54,7 @@ def read_loadout_line(text: str) -> LoadoutLine | None:
     if not m:
         return None
     models = m.group("models").strip()
-    count = re.match(r"^(\d+)\s", models)
+    count = re.match(rf"^(\d{{1,{MAX_NUMBER_DIGITS}}})\s", models)  # a longer number is no count
     model_count = int(count.group(1)) if count else LOADOUT_MODEL_COUNTS.get(models.casefold())
     return LoadoutLine(models, model_count, m.group("equipment").strip().rstrip(".").strip())
 

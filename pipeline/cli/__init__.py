@@ -3,6 +3,8 @@
 Expected errors (``Wh40kError``) print ``Error: <what, where, how to fix>`` on stderr and exit 1;
 a mistyped option or value prints the usage and ``Error: ...`` and exits 2; anything else is a
 bug and keeps its traceback. Error lines are printed as one line, never wrapped to the terminal.
+Ctrl-C while the command line loads prints ``Interrupted: nothing was changed`` and exits 130
+(``pipeline.wh40k``); ``wh40k build`` says whether its database was changed.
 """
 
 from __future__ import annotations
@@ -11,19 +13,26 @@ import gc
 import os
 import sys
 
+#: The line printed for a Ctrl-C that lands before any command runs (exit status 130).
+INTERRUPTED = "Interrupted: nothing was changed"
+
 # The attack engine's small matrix products run fastest single-threaded; several BLAS threads on
 # a busy two-core machine can stall them. Set before numpy is first imported; a user's own
 # setting wins.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-import typer
+try:  # a Ctrl-C while the command line loads (typer, rich) has changed nothing
+    import typer
 
-from pipeline.errors import Wh40kError
+    from pipeline.errors import Wh40kError
 
-try:  # recent typer carries its own copy of click
-    from typer._click.exceptions import ClickException
-except ImportError:  # pragma: no cover - older typer uses click itself
-    from click.exceptions import ClickException
+    try:  # recent typer carries its own copy of click
+        from typer._click.exceptions import ClickException
+    except ImportError:  # pragma: no cover - older typer uses click itself
+        from click.exceptions import ClickException
+except KeyboardInterrupt:
+    print(INTERRUPTED, file=sys.stderr)
+    sys.exit(130)
 
 app = typer.Typer(
     name="wh40k",
@@ -36,16 +45,20 @@ app = typer.Typer(
 )
 
 
-def _register() -> None:
-    from pipeline.cli import attack, build, data, fetch, rules  # noqa: F401  (commands register on import)
+def register_commands() -> None:
+    """Import the command modules (each registers its commands with ``app`` on import)."""
+    from pipeline.cli import attack, build, data, fetch, rules  # noqa: F401
 
 
 def main() -> None:
-    """Entry point of the ``wh40k`` console script."""
-    _register()
+    """Run the command line (``pipeline.wh40k.main``, the ``wh40k`` console script, loads it first)."""
     try:
+        register_commands()
         # not standalone: typer would draw a usage error in a panel wrapped at the terminal's width
         status = app(prog_name="wh40k", standalone_mode=False)
+    except KeyboardInterrupt:  # while the commands load
+        print(INTERRUPTED, file=sys.stderr)
+        sys.exit(130)
     except Wh40kError as exc:
         print(f"Error: {exc}", file=sys.stderr)
         sys.exit(1)

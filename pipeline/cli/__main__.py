@@ -1,3 +1,3 @@
-from pipeline.cli import main
+from pipeline.wh40k import main
 
 main()

@@ -116,13 +116,14 @@ from typing import Sequence
 
 import numpy as np
 
+from pipeline import limits
 from pipeline.engine.profiles import Anti, Context, Target, Weapon
 from pipeline.engine.result import AttackResult, Distribution, Step
 from pipeline.errors import InputError
 from schemas.types import DiceExpr
 
 #: Largest target chain (models x wounds + 1 states) the engine accepts.
-MAX_STATES = 2_000
+MAX_STATES = limits.MAX_TARGET_WOUNDS + 1
 #: Largest pending-devastating x chain tensor (several Devastating Wounds weapons multiply it).
 MAX_CHAIN_CELLS = 4_000_000
 
@@ -260,8 +261,9 @@ def resolve(weapons: Sequence[Weapon], target: Target, context: Context | None =
 
     Raises ``EngineInputError`` (a ``ValueError`` and an ``InputError``) for an empty weapon
     list, an invalid characteristic (``models < 1``, ``wounds < 1``, a roll target outside
-    2..7, positive AP), an edition other than 10 or 11, or a target too large for the exact
-    chain (more than ``MAX_STATES`` model x wound states).
+    2..7, positive AP), an edition other than 10 or 11, or a value over a limit of
+    ``pipeline.limits`` (models, attacks and Damage of a weapon, dice, the target's wounds, the
+    number of weapons, the work of the allocation chain), checked before any work starts.
     """
     context = context or Context()
     _validate(weapons, target, context)
@@ -271,6 +273,7 @@ def resolve(weapons: Sequence[Weapon], target: Target, context: Context | None =
     ]
     choices: dict = {}
     plans = [_plan(w, target, context, steps, choices) for w in weapons]
+    _check_chain_work(plans, target)
 
     totals = {}
     for stage in ("attacks", "hits", "wounds", "unsaved", "mortal_wounds", "damage"):
@@ -1083,11 +1086,12 @@ def _validate_target(target: Target) -> None:
     ):
         if value is not None and not 2 <= value <= 7:
             raise EngineInputError(f"target {target.name!r}: {label} must be a roll target 2..7 (3 for 3+) or None, got {value}")
-    states = target.models * target.wounds + 1
-    if states > MAX_STATES:
+    wounds = target.models * target.wounds
+    if wounds > limits.MAX_TARGET_WOUNDS:
         raise EngineInputError(
-            f"target {target.name!r}: {target.models} models x {target.wounds} wounds is too large for the "
-            f"exact engine (at most {MAX_STATES - 1} model-wounds); use the simulator"
+            f"target {target.name!r}: {target.models} models x W{target.wounds} = {wounds} wounds: at most "
+            f"{limits.MAX_TARGET_WOUNDS} wounds in the target unit (models x Wounds) for the exact engine; "
+            "give fewer models (--target-models) or use the simulator"
         )
 
 
@@ -1096,6 +1100,9 @@ def _validate(weapons: Sequence[Weapon], target: Target, context: Context) -> No
         raise EngineInputError(f"context edition must be 10 or 11, got {context.edition!r}")
     if not weapons:
         raise EngineInputError("no weapons to resolve: give at least one Weapon")
+    if len(weapons) > limits.MAX_WEAPONS_PER_ATTACK:
+        raise EngineInputError(f"{len(weapons)} weapons: at most {limits.MAX_WEAPONS_PER_ATTACK} weapon profiles "
+                               "in one attack; resolve them in several attacks")
     _validate_target(target)
     for label, value in (("critical_hit_on", context.critical_hit_on), ("critical_wound_on", context.critical_wound_on)):
         if not 2 <= value <= 6:
@@ -1123,6 +1130,92 @@ def _validate(weapons: Sequence[Weapon], target: Target, context: Context) -> No
                 raise EngineInputError(f"weapon {w.name!r}: Anti-{anti.keyword} threshold must be 2..6, got {anti.threshold}")
         if w.blast is not None and w.blast < 0:
             raise EngineInputError(f"weapon {w.name!r}: blast must be 0 or more, got {w.blast}")
+        _check_weapon_limits(w, target, context)
+
+
+def _check_weapon_limits(w: Weapon, target: Target, context: Context) -> None:
+    """The limits of ``pipeline.limits`` on one weapon: its models, dice, Damage, attacks and hits
+    (worked out from the dice's largest values, before any distribution is built)."""
+    if w.models > limits.MAX_MODELS_PER_WEAPON:
+        raise EngineInputError(f"weapon {w.name!r}: {w.models} models: at most {limits.MAX_MODELS_PER_WEAPON} "
+                               "models fire one weapon; give fewer models")
+    for label, expr in (("Attacks", w.attacks), ("Damage", w.damage), ("Sustained Hits", w.sustained_hits),
+                        ("Rapid Fire", w.rapid_fire), ("Melta", w.melta)):
+        if expr is None:
+            continue
+        if not isinstance(expr, DiceExpr):
+            raise EngineInputError(f"weapon {w.name!r}: {label} must be a dice expression, got {expr!r}")
+        if expr.dice_count > limits.MAX_DICE_COUNT:
+            raise EngineInputError(f"weapon {w.name!r}: {label} {expr.text}: at most {limits.MAX_DICE_COUNT} "
+                                   "dice in one dice expression")
+        if expr.dice_count and expr.dice_sides < 2:
+            raise EngineInputError(f"weapon {w.name!r}: {label} {expr.text}: dice of {expr.dice_sides} sides; "
+                                   "a die has at least 2 sides (D3, D6)")
+        if expr.dice_count and expr.dice_sides > limits.MAX_DICE_SIDES:
+            raise EngineInputError(f"weapon {w.name!r}: {label} {expr.text}: at most {limits.MAX_DICE_SIDES} "
+                                   "sides on a die (D3, D6)")
+    half = context.half_range
+    damage = w.damage.maximum + (w.melta.maximum if half and w.melta is not None else 0)
+    damage = max(damage, 0) + max(context.damage_modifier, 0)
+    if damage > limits.MAX_DAMAGE_PER_ATTACK:
+        raise EngineInputError(f"weapon {w.name!r}: Damage {w.damage.text} (up to {damage}): at most "
+                               f"{limits.MAX_DAMAGE_PER_ATTACK} Damage per attack")
+    per_model = max(w.attacks.maximum, 0) + (max(w.rapid_fire.maximum, 0) if half and w.rapid_fire is not None else 0)
+    if w.blast:
+        per_model += (w.blast if context.edition == 11 else 1) * (target.models // 5)
+    attacks = w.models * per_model
+    if attacks > limits.MAX_ATTACKS_PER_WEAPON:
+        raise EngineInputError(f"weapon {w.name!r}: {w.models} models x up to {per_model} attacks = {attacks} "
+                               f"attacks: at most {limits.MAX_ATTACKS_PER_WEAPON} attacks of one weapon; give fewer models")
+    if w.lethal_hits and w.devastating_wounds and attacks > limits.MAX_ATTACKS_LETHAL_DEVASTATING:
+        raise EngineInputError(f"weapon {w.name!r}: {attacks} attacks with Lethal Hits and Devastating Wounds: at most "
+                               f"{limits.MAX_ATTACKS_LETHAL_DEVASTATING} attacks of a weapon with both; give fewer models")
+    hits = attacks
+    if w.sustained_hits is not None:
+        hits = attacks * (1 + max(w.sustained_hits.maximum, 0))
+        if hits > limits.MAX_ATTACKS_PER_WEAPON:
+            raise EngineInputError(f"weapon {w.name!r}: {attacks} attacks with Sustained Hits {w.sustained_hits.text} "
+                                   f"score up to {hits} hits: at most {limits.MAX_ATTACKS_PER_WEAPON} hits of one "
+                                   "weapon; give fewer models")
+    if hits * damage > limits.MAX_DAMAGE_PER_WEAPON:
+        raise EngineInputError(f"weapon {w.name!r}: {hits} hits of up to {damage} Damage = {hits * damage} damage: "
+                               f"at most {limits.MAX_DAMAGE_PER_WEAPON} damage of one weapon; give fewer models")
+
+
+def chain_work(plans: Sequence["_Plan"], target: Target) -> int:
+    """Multiply-adds of the allocation chain (``_chain``) for ``plans`` against ``target``, as
+    estimated before it runs: per weapon, the matrix products of ``_powers`` (one per event
+    count, ``events x pending x states^2``, and ``log2(events)`` squarings of the transition
+    matrix, ``states^3``), then those of the pending Devastating Wounds events."""
+    states = target.models * target.wounds + 1
+    pending = 1
+    work = 0
+    dev_counts = []
+    for plan in plans:
+        if plan.joint is None:
+            events = _trim(plan.stages["unsaved"]).size - 1
+        else:
+            events = int(np.flatnonzero(plan.joint.sum(axis=1))[-1])
+        work += events * pending * states * states + events.bit_length() * states ** 3
+        if plan.joint is not None:
+            devastating = int(np.flatnonzero(plan.joint.sum(axis=0))[-1])
+            pending *= devastating + 1
+            dev_counts.append(devastating)
+            work += (events + 1) * pending * states
+    for devastating in dev_counts:
+        work += pending * states * states + devastating.bit_length() * states ** 3
+    return work
+
+
+def _check_chain_work(plans: Sequence["_Plan"], target: Target) -> None:
+    work = chain_work(plans, target)
+    if work > limits.MAX_ENGINE_WORK:
+        raise EngineInputError(
+            f"this attack needs about {work:.2g} steps of the exact engine: at most {limits.MAX_ENGINE_WORK:.2g} "
+            f"in one attack ({len(plans)} weapon profile{'s' if len(plans) > 1 else ''} against "
+            f"{target.models} x W{target.wounds}); "
+            "resolve fewer weapons or models at once, a smaller target, or use the simulator"
+        )
 
 
 def _faces(faces: tuple[int, ...]) -> str:

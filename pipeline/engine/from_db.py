@@ -17,8 +17,10 @@ from typing import Literal, Sequence
 
 import duckdb
 
+from pipeline import limits
 from pipeline.engine.profiles import Context, Target, Weapon
 from pipeline.errors import InputError, NotFoundError
+from pipeline.limits import limit_error
 from pipeline.normalise.characteristics import make_dice
 from pipeline.normalise.names import name_key
 from pipeline.normalise.text import slug
@@ -507,6 +509,9 @@ def attacker_weapons(
     notes = notes if notes is not None else []
     if models is not None and models < 1:
         raise InputError(f"--models {models}: a unit has at least 1 model")
+    if models is not None and models > limits.MAX_MODELS_PER_WEAPON:
+        raise limit_error(f"--models {models}", f"at most {limits.MAX_MODELS_PER_WEAPON} models fire one weapon",
+                          "give a smaller --models")
     if models is not None and not weapon_names and not _uniform_loadout(con, datasheet["datasheet_id"]):
         raise InputError(
             f"--models {models}: the loadout of {datasheet['name']} gives different models different "
@@ -575,6 +580,9 @@ def attacker_weapons(
             if count is not None:
                 if count < 1:
                     raise InputError(f"--weapon {asked!r}: the number of weapons fired is at least 1")
+                if count > limits.MAX_MODELS_PER_WEAPON:
+                    raise limit_error(f"--weapon {asked!r}", f"at most {limits.MAX_MODELS_PER_WEAPON} of one "
+                                      "weapon are fired", "give a smaller number")
                 n = count
             elif models is not None:
                 n = models * loadout.per_model.get(match, 1)

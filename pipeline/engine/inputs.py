@@ -11,6 +11,7 @@ import re
 
 from pipeline.engine.profiles import Target
 from pipeline.errors import InputError
+from pipeline.limits import MAX_NUMBER_DIGITS, check_name, limit_error
 
 #: Reference targets by name (upper case).
 STANDARD_PROFILES: dict[str, Target] = {
@@ -58,9 +59,11 @@ def parse_target(text: str) -> Target:
     >>> parse_target("T3 Sv7+ W1 inv5+").save is None
     True
 
-    Raises ``InputError`` naming the token that cannot be read, a repeated or missing stat, or a
-    value out of range, with an example of a valid profile.
+    Raises ``InputError`` naming the token that cannot be read, a repeated or missing stat, a
+    value out of range, or a profile over the limits of ``pipeline.limits`` (``MAX_NAME_LENGTH``
+    characters, numbers of ``MAX_NUMBER_DIGITS`` digits), with an example of a valid profile.
     """
+    check_name(text, "target profile")
     tokens = [t for t in re.split(r"[\s,]+", text.strip()) if t]
     if len(tokens) == 1 and tokens[0].upper() in STANDARD_PROFILES:
         return STANDARD_PROFILES[tokens[0].upper()]
@@ -136,6 +139,9 @@ def _read_token(token: str) -> tuple[str, int | None]:
         raw = next(g for g in m.groups() if g is not None)
         if raw == "-":
             return field, None
+        if len(raw) > MAX_NUMBER_DIGITS:
+            raise limit_error(f"target token {token!r}: a number of {len(raw)} digits",
+                              f"at most {MAX_NUMBER_DIGITS} digits", f"write e.g. {EXAMPLE!r}")
         value = int(raw)
         if field == "save" and value == 7:
             return field, None  # Sv7+: no armour save (as printed for Daemonettes, Makari)

@@ -25,13 +25,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from pipeline import query
+from pipeline import limits, query
 from pipeline.engine import exact
 from pipeline.engine.from_db import Phase, attacker_weapons, model_count, target_from_datasheet
 from pipeline.engine.inputs import STANDARD_PROFILES, parse_target
 from pipeline.engine.profiles import Context, Target, Weapon
 from pipeline.engine.result import AttackResult
 from pipeline.errors import NotFoundError
+from pipeline.limits import check_name, limit_error
 
 _INLINE = re.compile(r"(?i)(^|\s)T\d+(\s|$)")
 
@@ -117,6 +118,7 @@ def attack(request: AttackRequest, db: Path = query.DEFAULT_DB) -> AttackOutcome
     Raises ``DatabaseError`` (no database), ``NotFoundError`` (unknown unit or weapon, with
     suggestions) and ``InputError`` (a target without characteristics, a bad inline profile).
     """
+    check_request(request)
     con = query.open_database(db)
     notes: list[str] = []
     sheet, others = query.find_datasheet(con, request.attacker)
@@ -153,6 +155,34 @@ def attack(request: AttackRequest, db: Path = query.DEFAULT_DB) -> AttackOutcome
     result = exact.resolve(weapons, target, context)
     return AttackOutcome(sheet["name"], tuple(weapons), target, result,
                          explain_steps(con, result, context.edition), tuple(notes))
+
+
+def check_request(request: AttackRequest) -> None:
+    """The limits of ``pipeline.limits`` on what a request names and counts, checked before the
+    database is read: names of at most ``MAX_NAME_LENGTH`` characters, at most
+    ``MAX_WEAPONS_PER_ATTACK`` weapons, ``--models`` and ``--target-models`` within bounds.
+    Raises ``InputError`` saying the limit and the value given.
+
+    >>> check_request(AttackRequest(attacker="Battle Sisters Squad", target="MEQ", models=2000))
+    Traceback (most recent call last):
+    ...
+    pipeline.errors.InputError: --models 2000: at most 1000 models fire one weapon; give a smaller --models
+    """
+    check_name(request.attacker, "unit name")
+    check_name(request.target, "target")
+    if len(request.weapons) > limits.MAX_WEAPONS_PER_ATTACK:
+        raise limit_error(f"--weapon given {len(request.weapons)} times",
+                          f"at most {limits.MAX_WEAPONS_PER_ATTACK} weapon profiles in one attack",
+                          "resolve them in several attacks")
+    for weapon in request.weapons:
+        check_name(weapon, "weapon name")
+    if request.models is not None and request.models > limits.MAX_MODELS_PER_WEAPON:
+        raise limit_error(f"--models {request.models}", f"at most {limits.MAX_MODELS_PER_WEAPON} models fire one "
+                          "weapon", "give a smaller --models")
+    if request.target_models is not None and request.target_models > limits.MAX_TARGET_WOUNDS:
+        raise limit_error(f"--target-models {request.target_models}",
+                          f"at most {limits.MAX_TARGET_WOUNDS} wounds in the target unit (models x Wounds)",
+                          "give fewer --target-models")
 
 
 def _ordinal(edition: int) -> str:

@@ -15,6 +15,7 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from pipeline.errors import NormaliseError
+from pipeline.limits import MAX_NUMBER_DIGITS
 from pipeline.normalise.text import clean_line
 from schemas.types import DiceExpr
 
@@ -34,8 +35,11 @@ WEAPON_COLUMNS: dict[str, str] = {
 }
 
 _DASHES = str.maketrans({"\u2013": "-", "\u2014": "-", "\u2212": "-", "\u2011": "-"})
-_DICE = re.compile(r"^(?:(\d*)[dD](\d+))?\s*(?:([+-])\s*(\d+))?$")
-_FIXED = re.compile(r"^\d+$")
+#: A number as printed: at most MAX_NUMBER_DIGITS digits (a longer one is no value: it would not
+#: fit a 64-bit column, and past 4,300 digits int() refuses it); a longer one does not match.
+_N = rf"\d{{1,{MAX_NUMBER_DIGITS}}}"
+_DICE = re.compile(rf"^(?:(\d{{0,{MAX_NUMBER_DIGITS}}})[dD]({_N}))?\s*(?:([+-])\s*({_N}))?$")
+_FIXED = re.compile(rf"^{_N}$")
 
 
 def _prep(text: str) -> str:
@@ -190,7 +194,7 @@ def weapon_range(text: str) -> Range:
     t = _prep(text)
     if t.lower() == "melee":
         return Range(None, True)
-    m = re.fullmatch(r"(\d+)\s*(?:\"|''|”|″|in(?:ches)?)?", t)
+    m = re.fullmatch(rf"({_N})\s*(?:\"|''|”|″|in(?:ches)?)?", t)
     if not m:
         raise NormaliseError(f"not a weapon range: {text!r} (expected e.g. 24\" or Melee)")
     return Range(int(m.group(1)), False)
@@ -206,7 +210,7 @@ def distance(text: str) -> int | None:
     t = _prep(text)
     if t in ("-", ""):
         return None
-    m = re.fullmatch(r"(\d+)\+?\s*(?:\"|''|”|″)?", t)
+    m = re.fullmatch(rf"({_N})\+?\s*(?:\"|''|”|″)?", t)
     if not m:
         raise NormaliseError(f"not a distance: {text!r} (expected e.g. 6\")")
     return int(m.group(1))
@@ -262,7 +266,7 @@ def characteristic_int(text: str, name: str) -> int | None:
     t = _prep(text).replace(" ", "")
     if t in ("-", ""):
         return None
-    m = re.fullmatch(r"(\d+)\*?", t)
+    m = re.fullmatch(rf"({_N})\*?", t)
     if not m:
         raise NormaliseError(f"not a {name} characteristic: {text!r} (expected a whole number)")
     return int(m.group(1))

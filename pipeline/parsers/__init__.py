@@ -8,9 +8,12 @@ provenance (``source_id``) and the edition / game mode the source declares.
 from __future__ import annotations
 
 import importlib
+import json
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable
+
+from pipeline.limits import MAX_NESTING_DEPTH, MAX_NUMBER_DIGITS
 
 from schemas.records import Record, Reject, RuleText, Source
 
@@ -58,6 +61,61 @@ def source_rule_text(
         edition=source.edition, game_mode=source.game_mode, effective_date=source.version_date,
         text=text,
     )
+
+
+class TooDeep(ValueError):
+    """A JSON or XML file nested deeper than ``pipeline.limits.MAX_NESTING_DEPTH``."""
+
+
+def too_deep() -> TooDeep:
+    return TooDeep(f"nested deeper than {MAX_NESTING_DEPTH} levels (the limit on the nesting depth of a file)")
+
+
+def _bounded_int(digits: str) -> int:
+    if len(digits.lstrip("-")) > MAX_NUMBER_DIGITS:
+        raise ValueError(f"a number of {len(digits.lstrip('-'))} digits: at most {MAX_NUMBER_DIGITS} digits")
+    return int(digits)
+
+
+def load_json(text: str) -> Any:
+    """``json.loads`` within the limits of ``pipeline.limits``: containers nested at most
+    ``MAX_NESTING_DEPTH`` deep, integers of at most ``MAX_NUMBER_DIGITS`` digits.
+
+    Raises ``json.JSONDecodeError`` for text that is not JSON and ``ValueError`` (``TooDeep``
+    for the nesting) saying the limit and the value.
+
+    >>> load_json('{"a": [1, 2]}')
+    {'a': [1, 2]}
+    >>> load_json("[" * 300 + "]" * 300)
+    Traceback (most recent call last):
+    ...
+    pipeline.parsers.TooDeep: nested deeper than 256 levels (the limit on the nesting depth of a file)
+    """
+    try:
+        data = json.loads(text, parse_int=_bounded_int)
+    except RecursionError:
+        raise too_deep() from None
+    level: list[Any] = [data]
+    for _ in range(MAX_NESTING_DEPTH):  # breadth first, one level of containers at a time
+        level = [child for node in level if isinstance(node, (dict, list))
+                 for child in (node.values() if isinstance(node, dict) else node)
+                 if isinstance(child, (dict, list))]
+        if not level:
+            return data
+    raise too_deep()
+
+
+def xml_reason(message: str) -> str:
+    """lxml's message for a file it refused, said in the project's terms (libxml2 names an option
+    to lift its depth limit, which the project keeps: ``MAX_NESTING_DEPTH``).
+
+    >>> xml_reason("Excessive depth in document: 256, use XML_PARSE_HUGE option, line 1, column 2")
+    'nested deeper than 256 levels (the limit on the nesting depth of a file), line 1, column 2'
+    """
+    if message.startswith("Excessive depth in document"):
+        where = message.split("option", 1)[1] if "option" in message else ""
+        return str(too_deep()) + where
+    return message
 
 
 #: Every source format (a manifest entry's ``format``) and the parser that reads it, as (module

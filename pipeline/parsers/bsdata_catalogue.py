@@ -88,7 +88,7 @@ from pydantic import ValidationError
 
 from pipeline.errors import NormaliseError
 from pipeline.normalise.text import clean_line, slug
-from pipeline.parsers import ParseResult
+from pipeline.parsers import ParseResult, load_json, xml_reason
 from pipeline.parsers.bsdata_categories import FACTION_PREFIX, classify_categories
 from pipeline.parsers.bsdata_gamesystem import plain_rule_text
 from pipeline.assemble.collector import Collector
@@ -205,7 +205,8 @@ def read_xml(text: str) -> Tree:
     ...          '<characteristic name="M">6"</characteristic></characteristics></profile></profiles></catalogue>')
     {'catalogue': {'id': 'c', 'profiles': [{'id': 'p', 'characteristics': [{'name': 'M', '$text': '6"'}]}]}}
     """
-    parser = etree.XMLParser(resolve_entities=False, no_network=True, remove_comments=True, huge_tree=True)
+    # libxml2's own limits stay (no huge_tree): elements nested at most MAX_NESTING_DEPTH deep.
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, remove_comments=True)
     root = etree.fromstring(text.encode("utf-8"), parser)
     return {etree.QName(root).localname: _element(root)}
 
@@ -238,9 +239,10 @@ _CONTAINER_NAMES = frozenset(set(_CONTAINERS) | {
 def read_json(text: str) -> Tree:
     """A BattleScribe JSON file (BSData 11th edition) as the tree: it already has that shape.
 
-    Raises ``json.JSONDecodeError`` for text that is not JSON.
+    Raises ``json.JSONDecodeError`` for text that is not JSON, ``ValueError`` for JSON over the
+    limits of ``pipeline.parsers.load_json``.
     """
-    data = json.loads(text)
+    data = load_json(text)
     if not isinstance(data, dict):
         raise ValueError("the top level is not a JSON object")
     return data
@@ -343,7 +345,7 @@ def _parse_one(text: str, source: Source, reader: Any) -> ParseResult:
         tree = reader(text)
     except (etree.XMLSyntaxError, ValueError) as exc:
         result.rejects.append(Reject(source_id=source.source_id, locator=name, table_name="datasheets",
-                                     raw_text=text[:_RAW_LIMIT], reason=f"not a readable catalogue: {exc}"))
+                                     raw_text=text[:_RAW_LIMIT], reason=f"not a readable catalogue: {xml_reason(str(exc))}"))
         return result
     doc = Document(name, tree, source)
     if not doc.root:
@@ -369,7 +371,7 @@ def parse_cat_set_xml(files: Mapping[str, str], source: Source) -> ParseResult:
             doc = Document(name, read_xml(text), source)
         except (etree.XMLSyntaxError, ValueError) as exc:
             result.rejects.append(Reject(source_id=source.source_id, locator=name, table_name="datasheets",
-                                         raw_text=text[:_RAW_LIMIT], reason=f"not a readable catalogue: {exc}"))
+                                         raw_text=text[:_RAW_LIMIT], reason=f"not a readable catalogue: {xml_reason(str(exc))}"))
             continue
         if not doc.root:
             result.rejects.append(Reject(source_id=source.source_id, locator=name, table_name="datasheets",
@@ -624,7 +626,7 @@ class _Unit:
                 continue
             try:
                 value = int(float(str(c.get("value"))))
-            except ValueError:
+            except (ValueError, OverflowError):  # not a number, or inf
                 continue
             if c.get("type") == "min":
                 lo = value

@@ -47,7 +47,7 @@ from lxml import etree
 from pipeline.aliases import rule_key_from_name, split_section
 from pipeline.errors import NormaliseError
 from pipeline.normalise.text import clean_line, strip_battlescribe_markup
-from pipeline.parsers import ParseResult, source_rule_text
+from pipeline.parsers import ParseResult, load_json, source_rule_text, xml_reason
 from schemas.records import DataFlag, DataGap, Record, Reject, RuleReference, Source
 
 TABLE = "rule_texts"
@@ -166,7 +166,7 @@ def parse_gst_xml(text: str, source: Source) -> ParseResult:
         root = etree.fromstring(text.encode("utf-8"), parser)
     except etree.XMLSyntaxError as exc:
         line = exc.position[0] if exc.position else 1
-        return _file_reject(result, source, f"line {line}", text, f"not well-formed XML: {exc.msg}")
+        return _file_reject(result, source, f"line {line}", text, f"not well-formed XML: {xml_reason(exc.msg)}")
     if etree.QName(root).localname != "gameSystem":
         reason = f"root element is <{etree.QName(root).localname}>, expected <gameSystem> (a .gst file)"
         return _file_reject(result, source, "/", text, reason)
@@ -200,9 +200,11 @@ def parse_gst_json(text: str, source: Source) -> ParseResult:
     """
     result = ParseResult()
     try:
-        data = json.loads(text)
+        data = load_json(text)
     except json.JSONDecodeError as exc:
         return _file_reject(result, source, f"line {exc.lineno}", text, f"not valid JSON: {exc.msg}")
+    except ValueError as exc:  # over a limit of load_json: the nesting depth, a number's digits
+        return _file_reject(result, source, "$", text, f"not readable JSON: {exc}")
     system = data.get("gameSystem") if isinstance(data, dict) else None
     if not isinstance(system, dict):
         return _file_reject(result, source, "$", text, "no gameSystem object at the top level (a game-system file)")

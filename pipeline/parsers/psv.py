@@ -121,15 +121,21 @@ def read_table(text: str, name: str = "table") -> Table:
             continue
         # Too few separators so far: the record may hold a raw line break. Join the following
         # lines while the count stays within the header's, and stop at the row terminator.
-        while buf.count("|") < pipes and i < total:
+        # Each line is counted once and the parts joined once (linear in the record's length).
+        parts, count, closed = [buf], buf.count("|"), False
+        while count < pipes and i < total:
             nxt = lines[i]
-            if buf.count("|") + nxt.count("|") > pipes:
+            more = nxt.count("|")
+            if count + more > pipes:
                 break  # joining would overshoot: this record is short, the next line is its own
-            buf = buf + "\n" + nxt
+            parts.append(nxt)
+            count += more
             i += 1
-            if complete(buf):
+            closed = count == pipes and (not trailing or nxt.endswith("|"))
+            if closed:
                 break
-        if complete(buf):
+        buf = "\n".join(parts)
+        if closed:
             emit(first, buf)
         else:
             table.bad_rows.append(BadRow(first, buf, why(buf)))

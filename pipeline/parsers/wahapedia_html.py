@@ -326,9 +326,10 @@ def _read_page(text: str) -> _Page:
     )
 
 
-def _index(cells: list, cell: object) -> int:
-    """Position of a cell by identity (``list.index`` compares tags by content)."""
-    return next(i for i, c in enumerate(cells) if c is cell)
+def _index(cells: list, cell: object) -> int | None:
+    """Position of a cell by identity (``list.index`` compares tags by content), or None when it
+    is not one of ``cells`` (a cell nested in another cell of a malformed table)."""
+    return next((i for i, c in enumerate(cells) if c is cell), None)
 
 
 def _inside(node: NavigableString, containers: list[Tag]) -> bool:
@@ -791,7 +792,12 @@ class _Sheet:
         cells = row.find_all("td", recursive=False)
         title_cell = row.find("td", class_="wTable_WEAPON")
         title = text_of(title_cell)
-        labels = [text_of(c) for c in cells[_index(cells, title_cell) + 1 :]]
+        at = _index(cells, title_cell)
+        if at is None:
+            self.out.reject("weapon_profiles", f"{_line(row)}: weapon table header", title,
+                            "the weapon table's title cell is inside another cell, not a cell of its row")
+            return None, None
+        labels = [text_of(c) for c in cells[at + 1 :]]
         is_melee = WEAPON_TABLES.get(title.casefold())
         columns = [WEAPON_COLUMNS.get(label.casefold()) for label in labels]
         problem = None
@@ -812,7 +818,12 @@ class _Sheet:
     def _weapon(self, row: Tag, section_melee: bool, columns: list[str]) -> None:
         cells = row.find_all("td", recursive=False)
         name_cell = row.find("td", class_="wTable2_short")
-        values = [text_of(c) for c in cells[_index(cells, name_cell) + 1 :]]
+        at = _index(cells, name_cell)
+        if at is None:
+            self.out.reject("weapon_profiles", f"{_line(row)}: weapon row", text_of(row)[:500],
+                            "the weapon's name cell is inside another cell, not a cell of its row")
+            return
+        values = [text_of(c) for c in cells[at + 1 :]]
         ability_spans = name_cell.find_all("span", class_="kwbw")
         items = [item for span in ability_spans for item in split_ability_items(text_of(span))]
         name_strings = name_cell.find_all(string=True)

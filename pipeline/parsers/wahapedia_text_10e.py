@@ -51,6 +51,7 @@ from pipeline.assemble.loadouts import assemble_loadout
 from pipeline.assemble.printed import PrintedWeapon
 from pipeline.assemble.weapons import assemble_weapon, split_weapon_name
 from pipeline.errors import NormaliseError
+from pipeline.limits import MAX_NUMBER_DIGITS
 from pipeline.normalise.characteristics import WEAPON_COLUMNS, WEAPON_TABLES
 from pipeline.normalise.text import clean_line, slug
 from pipeline.parsers import ParseResult, source_rule_text
@@ -181,10 +182,10 @@ _SMALL_WORDS = frozenset({"a", "an", "and", "of", "the", "in", "on", "to", "for"
 #: Loadout subjects that state a model count in words.
 
 _GLUE = re.compile(r"(?<=[.!?:])(?=[A-Z]|-\s)")
-_CP = re.compile(r"^(?P<cp>\d+)\s*CP$")
+_CP = re.compile(rf"^(?P<cp>\d{{1,{MAX_NUMBER_DIGITS}}})\s*CP$")
 _CATEGORY = re.compile(r"^(?P<group>.+?)\s+[–—-]\s+(?P<type>.+?)(?:\s+Stratagem)?$")
 _LABELLED = re.compile(r"^(?P<label>[A-Z]+):\s*(?P<text>.*)$")
-_HEADER = re.compile(r"^(?P<name>.+?)\s+\((?P<count>\d+)\s+MODELS?\)$")
+_HEADER = re.compile(rf"^(?P<name>.+?)\s+\((?P<count>\d{{1,{MAX_NUMBER_DIGITS}}})\s+MODELS?\)$")
 _PREFIXED_ABILITY = re.compile(r"^(?P<prefix>[A-Z]+):\s*(?P<name>.+)$")
 _NAMED_ABILITY = re.compile(r"^(?P<name>[^:]{1,60}?):\s+(?P<text>.+)$")
 _KEYWORD_INDEX = re.compile(r"^The .+ keywords? (?:is|are) used in the following .+ datasheets:$")
@@ -520,7 +521,7 @@ def _read_publication(segs: list[_Seg], start: int = 0) -> _Publication | None:
         }
         edition = values.get("edition")
         if edition is not None:
-            if not str(edition).isdigit():
+            if not str(edition).isdigit() or len(str(edition)) > MAX_NUMBER_DIGITS:
                 raise NormaliseError(f"edition {edition!r} in the publication table (line"
                                      f" {segs[i].line}) is not a number")
             values["edition"] = int(str(edition))

@@ -89,7 +89,7 @@ def test_notes_name_the_rules_applied():
         ([weapon()], Target(toughness=4, save=3, wounds=2, models=0), Context(), "models must be at least 1"),
         ([weapon()], Target(toughness=0, save=3, wounds=2), Context(), "toughness"),
         ([weapon()], Target(toughness=4, save=1, wounds=2), Context(), "save must be"),
-        ([weapon()], Target(toughness=4, save=3, wounds=100, models=100), Context(), "too large"),
+        ([weapon()], Target(toughness=4, save=3, wounds=100, models=100), Context(), "10000 wounds: at most 500 wounds in the target unit"),
         ([weapon()], MEQ, Context(edition=9), "edition must be 10 or 11"),
         ([weapon()], MEQ, Context(critical_hit_on=1), "critical_hit_on"),
         ([weapon()], MEQ, Context(reroll_hits="sixes"), "reroll_hits"),

@@ -1,0 +1,95 @@
+"""The limits on what one request or one input may ask of the project, declared once.
+
+Each limit is far above anything a real game has (a unit of a few dozen models, a few hundred
+attacks, Damage 24 at most in the 10th-edition data) and low enough that the work of one request
+stays bounded: the worst attack at these limits takes a few seconds (``benchmarks/bench_limits.py``
+prints the figures). A value over a limit is an error that names the limit and the value given
+(``limit_error``), never a hang or a traceback. The README's "Limits" section lists them.
+"""
+
+from __future__ import annotations
+
+from pipeline.errors import InputError
+
+#: Models that fire one weapon: ``--models``, the count of ``--weapon "2 heavy bolters"``, a
+#: ``Weapon``'s ``models`` (the largest real unit has 20 to 30 models).
+MAX_MODELS_PER_WEAPON = 1_000
+
+#: Attacks one weapon makes at most: its models times the most attacks one model makes (the
+#: Attacks characteristic with Rapid Fire and Blast), and the hits it can score with Sustained
+#: Hits (a real unit makes a few hundred at most). Bounds the engine's distributions.
+MAX_ATTACKS_PER_WEAPON = 1_000
+
+#: Attacks of one weapon with both Lethal Hits and Devastating Wounds (the engine's joint count
+#: of its unsaved and devastating events grows with the cube of its attacks; a real unit makes
+#: some 60).
+MAX_ATTACKS_LETHAL_DEVASTATING = 500
+
+#: The highest Damage one attack can have (the Damage characteristic, Melta included; the
+#: real maximum is 24).
+MAX_DAMAGE_PER_ATTACK = 100
+
+#: Damage one weapon can do at most: its hits times the highest Damage of one attack (1,000
+#: attacks of Damage 20, or 200 of Damage 100; a real unit does a few hundred at most). Bounds
+#: the engine's damage distributions.
+MAX_DAMAGE_PER_WEAPON = 20_000
+
+#: Dice in one dice expression (``4D6``: 4; real data has at most 4).
+MAX_DICE_COUNT = 10
+
+#: Sides of one die (real data has D3 and D6; a die has at least 2 sides).
+MAX_DICE_SIDES = 20
+
+#: Wounds of the whole target unit, models times Wounds (the states of the engine's allocation
+#: chain; a real unit has at most some 100: 20 models of W3, or one Titan of W100).
+MAX_TARGET_WOUNDS = 500
+
+#: Weapon profiles resolved in one attack (a real unit fires at most some 15).
+MAX_WEAPONS_PER_ATTACK = 100
+
+#: Work of the exact engine's allocation chain for one attack, in multiply-adds of its matrix
+#: products (``exact.chain_work``: estimated from the weapons' event counts and the target's
+#: wounds before the work starts). One weapon of 1,000 attacks against 500 wounds needs 1.5e9.
+MAX_ENGINE_WORK = 5_000_000_000
+
+#: Characters in a name typed by a user: a unit, weapon or rule name, a target profile, a filter
+#: (the longest real unit name has 54). Close-name suggestions are not searched for a longer one.
+MAX_NAME_LENGTH = 200
+
+#: Digits of an integer typed in a target profile (``T4``, ``x10``) or read from a JSON source
+#: file: 18 always fit a 64-bit integer column (real values have at most 4).
+MAX_NUMBER_DIGITS = 18
+
+#: Nesting depth of a JSON or XML source file (libxml2's own default; real BattleScribe files
+#: nest some 20 deep).
+MAX_NESTING_DEPTH = 256
+
+#: Bytes of one raw source file (the largest real one, a BattleScribe catalogue, has 3 MB).
+MAX_FILE_BYTES = 64 * 1024 * 1024
+
+
+def limit_error(given: str, limit: str, hint: str) -> InputError:
+    """The error for a value over a limit: what was given, the limit, and how to fix it.
+
+    >>> str(limit_error("--models 1000000", "at most 1000 models fire one weapon",
+    ...                 "give a smaller --models"))
+    '--models 1000000: at most 1000 models fire one weapon; give a smaller --models'
+    """
+    return InputError(f"{given}: {limit}; {hint}")
+
+
+def check_name(value: str, what: str) -> str:
+    """``value`` if it has at most ``MAX_NAME_LENGTH`` characters, else an ``InputError`` naming
+    ``what`` it is (``"unit name"``) and its length.
+
+    >>> check_name("Boltgun", "weapon name")
+    'Boltgun'
+    >>> check_name("x" * 300, "unit name")
+    Traceback (most recent call last):
+    ...
+    pipeline.errors.InputError: a unit name of 300 characters: at most 200 characters; shorten it
+    """
+    if len(value) > MAX_NAME_LENGTH:
+        raise limit_error(f"a {what} of {len(value)} characters", f"at most {MAX_NAME_LENGTH} characters",
+                          "shorten it")
+    return value

@@ -1,0 +1,29 @@
+"""The ``wh40k`` program: loads the command line with Ctrl-C held back, then runs it.
+
+A Ctrl-C while the modules load (typer, rich, pydantic, the commands: most of a second) would
+land inside an import, where a C extension can even turn it into an ``ImportError``. It is held
+until the imports are done, then ends the program with the one line ``Interrupted: nothing was
+changed`` (exit status 130) before any command starts. Once the command runs, Ctrl-C is Python's
+``KeyboardInterrupt`` again (``wh40k build`` says whether its database was changed).
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+
+
+def main() -> None:
+    """Entry point of the ``wh40k`` console script."""
+    pressed: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, _frame: pressed.append(signum))
+    try:
+        from pipeline import cli
+
+        cli.register_commands()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if pressed:
+        print(cli.INTERRUPTED, file=sys.stderr)
+        sys.exit(130)
+    cli.main()
