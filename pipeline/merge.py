@@ -20,6 +20,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Iterable, Mapping
 
+from pipeline.assemble.collector import entity_key
 from pipeline.normalise.names import name_key
 from pipeline.precedence import kind_ranks
 from schemas.records import (
@@ -128,6 +129,19 @@ def precedence_reason(winner: Source, loser: Source) -> str:
     return "precedence: same kind and date; first source id"
 
 
+def _value_text(value: object) -> str | None:
+    """A conflicting value as text: a dice expression by its printed form (``D6+1``).
+
+    >>> _value_text({"text": "D6", "dice_count": 1, "dice_sides": 6, "modifier": 0}), _value_text(3)
+    ('D6', '3')
+    """
+    if value is None:
+        return None
+    if isinstance(value, dict) and "text" in value:
+        return str(value["text"])
+    return str(value)
+
+
 def conflicts_between(first: Record, other: Record, sources: dict[str, Source]) -> list[Conflict]:
     """One ``Conflict`` per field on which two records with the same key disagree.
 
@@ -138,12 +152,12 @@ def conflicts_between(first: Record, other: Record, sources: dict[str, Source]) 
     a, b = content(first), content(other)
     sid_a, sid_b = first.source_id, other.source_id  # type: ignore[attr-defined]
     reason = precedence_reason(sources[sid_a], sources[sid_b])
-    entity = "/".join(str(k) for k in first.key())
+    entity = entity_key(first)  # the one entity key: the record's declared key, |-joined
     return [
         Conflict(
             table_name=first.__table__, entity_key=entity, field=name,
-            value_a=None if a[name] is None else str(a[name]), source_id_a=sid_a,
-            value_b=None if b[name] is None else str(b[name]), source_id_b=sid_b,
+            value_a=_value_text(a[name]), source_id_a=sid_a,
+            value_b=_value_text(b[name]), source_id_b=sid_b,
             chosen_source_id=sid_a, reason=reason,
         )
         for name in a

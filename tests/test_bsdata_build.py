@@ -80,14 +80,14 @@ def test_weapon_names_in_another_case_are_one_profile_with_the_stats_conflict(co
     ).fetchall() == [("Thunder hammer", 4, "wahapedia-10e-export"), ("Twin lightning claws", 3, "wahapedia-10e-export")]
     assert con.execute(
         "SELECT field, value_a, source_id_a, value_b, source_id_b, chosen_source_id FROM conflicts "
-        "WHERE entity_key LIKE '10e/space-marines/terminator-assault-squad/Thunder hammer/%'"
+        "WHERE entity_key LIKE '10e/space-marines/terminator-assault-squad|Thunder hammer|%'"
     ).fetchall() == [("skill", "4", "wahapedia-10e-export", "3", "bsdata-10e-catalogues", "wahapedia-10e-export")]
 
 
 def test_characteristics_agree_so_no_conflict_and_genuine_ones_are_recorded(con):
     # Canoness: the same characteristics and invulnerable save in both sources
     assert con.execute(
-        "SELECT count(*) FROM conflicts WHERE entity_key LIKE '10e/adepta-sororitas/canoness/%' "
+        "SELECT count(*) FROM conflicts WHERE entity_key LIKE '10e/adepta-sororitas/canoness|%' "
         "AND table_name = 'model_profiles'"
     ).fetchone()[0] == 0
     # Repentia Squad: the two sources list the model lines in another order; matched by model name
@@ -98,10 +98,10 @@ def test_characteristics_agree_so_no_conflict_and_genuine_ones_are_recorded(con)
         "WHERE datasheet_id = '10e/adepta-sororitas/repentia-squad' ORDER BY line"
     ).fetchall() == [(1, "REPENTIA SUPERIOR", "wahapedia-10e-export"), (2, "SISTERS REPENTIA", "wahapedia-10e-export")]
     assert con.execute(
-        "SELECT field, value_a, value_b FROM conflicts WHERE entity_key LIKE '10e/adepta-sororitas/repentia-squad/%'"
+        "SELECT field, value_a, value_b FROM conflicts WHERE entity_key LIKE '10e/adepta-sororitas/repentia-squad|%'"
     ).fetchall() == []
     # a genuine disagreement on a model's name is still one (the unit's name as the model's in one)
     assert con.execute(
-        "SELECT field, value_a, value_b FROM conflicts WHERE entity_key LIKE '10e/adepta-sororitas/battle-sisters-squad/%' "
+        "SELECT field, value_a, value_b FROM conflicts WHERE entity_key LIKE '10e/adepta-sororitas/battle-sisters-squad|%' "
         "AND table_name = 'model_profiles'"
     ).fetchall() == [("model_name", "Battle Sisters Squad", "Battle Sister")]

@@ -237,7 +237,7 @@ def test_names_are_compared_as_a_reader_compares_them(con):
     # where the merged profiles differ, one conflict row with both values and sources
     assert con.execute(
         "SELECT field, value_a, source_id_a, value_b, source_id_b FROM conflicts "
-        "WHERE entity_key = '10e/space-marines/terminator-assault-squad/Thunder hammer/True/'"
+        "WHERE entity_key = '10e/space-marines/terminator-assault-squad|Thunder hammer|melee|'"
     ).fetchall() == [("skill", "4", "wahapedia-10e-export", "3", "bsdata-10e-catalogues")]
 
 

@@ -140,7 +140,7 @@ def test_a_spelling_twin_is_one_datasheet_and_a_weapon_in_another_case_one_profi
     # the one disagreement: the Weapon Skill, with both values and sources; the ids are no conflict
     assert [(c.table_name, c.entity_key, c.field, c.value_a, c.source_id_a, c.value_b, c.source_id_b)
             for c in valid.conflicts] == [
-        ("weapon_profiles", f"{gb}/Thunder hammer/True/", "skill", "4", "export", "3", "cat")]
+        ("weapon_profiles", f"{gb}|Thunder hammer|melee|", "skill", "4", "export", "3", "cat")]
     assert sorted((e.datasheet_id, e.source_id, e.external_id, e.locator) for e in of(ExternalId)) == [
         (gb, "cat", "fc7f", "line 1"), (gb, "export", "000002677", "line 1")]
     assert valid.rejects == []
