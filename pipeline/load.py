@@ -19,11 +19,9 @@ from sqlalchemy.schema import CreateTable
 
 from pipeline.errors import BuildError
 from pipeline.tempfiles import temp_path
-from schemas.records import Record
+from schemas.catalog import VIEWS_FILE, schema_version, view_statements  # noqa: F401  (VIEWS_FILE: re-exported)
+from schemas.records import Record, SchemaInfo
 from schemas.tables import RECORD_OF_TABLE, TABLES, column_values, metadata
-
-#: Views over the tables, created after the load (``db/views.sql``).
-VIEWS_FILE = Path(__file__).resolve().parent.parent / "db" / "views.sql"
 
 #: What DuckDB's error says when a signal (Ctrl-C, SIGTERM) stopped the query it was running.
 _DUCKDB_INTERRUPTED = "Query interrupted"
@@ -46,18 +44,26 @@ def create_table_statements(dialect: sa.engine.Dialect) -> list[str]:
     return [str(CreateTable(table).compile(dialect=dialect)) for table in TABLES.values()]
 
 
-def view_statements() -> list[str]:
-    """The statements of ``db/views.sql`` (each ends with ``;`` at a line end), comments dropped."""
-    out = []
-    for statement in VIEWS_FILE.read_text(encoding="utf-8").split(";\n"):
-        lines = [line for line in statement.splitlines() if line.strip() and not line.strip().startswith("--")]
-        if lines:
-            out.append("\n".join(lines))
-    return out
+def project_version() -> str:
+    """The installed version of wh40k-rules-db (``"unknown"`` when it is not installed)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("wh40k-rules-db")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def schema_info() -> SchemaInfo:
+    """The ``schema_info`` row of a database built now: the schema version and project version."""
+    return SchemaInfo(schema_version=schema_version(), project_version=project_version())
 
 
 def load_database(records: list[Record], db_path: Path) -> dict[str, int]:
     """Write ``records`` into a new DuckDB database at ``db_path``; return rows per table.
+
+    The loader adds the ``schema_info`` row (``schema_info()``: the schema version readers
+    check, the project version).
 
     The database is written to a temporary file of its own beside ``db_path``
     (``.<name>.<pid>.<random>.build.tmp``, ``pipeline.tempfiles``) and renamed over ``db_path`` only when complete, so a failed
@@ -72,7 +78,7 @@ def load_database(records: list[Record], db_path: Path) -> dict[str, int]:
     # rename wins, and each one is a complete database.
     tmp = temp_path(db_path, "build")
     try:
-        rows = _write(records, tmp)
+        rows = _write([*records, schema_info()], tmp)
         os.replace(tmp, db_path)
     except duckdb.InterruptException:  # Ctrl-C while DuckDB works: an interrupt like any other
         raise KeyboardInterrupt from None

@@ -571,6 +571,21 @@ class Accounting(Record):
     rejected: int
 
 
+class SchemaInfo(Record):
+    """What built the database: one row, written by the build's loader.
+
+    ``schema_version``: ``schemas.catalog.schema_version()`` of the build (a hash of every
+    table's declaration and of the views); a reader refuses a database of another version.
+    ``project_version``: the version of wh40k-rules-db that built it.
+    """
+
+    __table__ = "schema_info"
+    __key__ = ("schema_version",)
+
+    schema_version: str
+    project_version: str
+
+
 #: Every record class whose rows go to the database, in load order.
 ALL_RECORDS: tuple[type[Record], ...] = (
     Source,
@@ -606,4 +621,5 @@ ALL_RECORDS: tuple[type[Record], ...] = (
     Reject,
     Conflict,
     Accounting,
+    SchemaInfo,
 )

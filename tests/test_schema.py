@@ -54,3 +54,60 @@ def test_records_are_strict_and_frozen():
     with pytest.raises(Exception):
         Source(source_id="s", title="t", file="f", format="x", publisher="p", edition=10,
                kind="k", game_mode=None, version=None, version_date=None, origin="o", colour="red")
+
+
+def test_the_build_states_the_schema_version_of_the_declarations(tmp_path):
+    from importlib.metadata import version
+
+    from schemas.catalog import schema_version
+
+    db = tmp_path / "x.duckdb"
+    counts = load_database([], db)
+    assert counts["schema_info"] == 1
+    con = duckdb.connect(str(db), read_only=True)
+    assert con.execute("SELECT schema_version, project_version FROM schema_info").fetchall() == [
+        (schema_version(), version("wh40k-rules-db"))]
+    assert len(schema_version()) == 16 and int(schema_version(), 16) >= 0
+
+
+def test_the_schema_version_changes_with_any_table_column_or_view():
+    import hashlib
+
+    from schemas.catalog import ColumnSpec, catalog_text, declared_tables, schema_version, view_statements
+
+    tables, views = declared_tables(), view_statements()
+    digest = lambda t, v: hashlib.sha256(catalog_text(t, v).encode()).hexdigest()[:16]  # noqa: E731
+    assert digest(tables, views) == schema_version()
+    datasheets = tables["datasheets"]
+    changed = {
+        "a column renamed": {**tables, "datasheets": (datasheets[0]._replace(name="renamed"), *datasheets[1:])},
+        "a type changed": {**tables, "datasheets": (datasheets[0]._replace(sql_type="INTEGER"), *datasheets[1:])},
+        "nullability changed": {**tables, "datasheets": tuple(c._replace(nullable=not c.nullable) for c in datasheets)},
+        "a column added": {**tables, "datasheets": (*datasheets, ColumnSpec("extra", "VARCHAR", True))},
+        "a column dropped": {**tables, "datasheets": datasheets[:-1]},
+        "columns reordered": {**tables, "datasheets": tuple(reversed(datasheets))},
+        "a table dropped": {k: v for k, v in tables.items() if k != "rule_parts"},
+        "a table added": {**tables, "notes": (ColumnSpec("a", "INTEGER", True),)},
+    }
+    versions = {name: digest(t, views) for name, t in changed.items()}
+    versions["a view changed"] = digest(tables, [views[0] + " WHERE true", *views[1:]])
+    assert schema_version() not in versions.values()
+    assert len(set(versions.values())) == len(versions)
+
+
+def test_declared_columns_are_the_columns_duckdb_reports(tmp_path):
+    from schemas.catalog import declared_tables
+
+    db = tmp_path / "x.duckdb"
+    load_database([], db)
+    con = duckdb.connect(str(db), read_only=True)
+    keys = {t: set(k) for t, k in con.execute(
+        "SELECT table_name, constraint_column_names FROM duckdb_constraints() WHERE constraint_type = 'PRIMARY KEY'"
+    ).fetchall()}
+    found: dict[str, list] = {}
+    for table, column, sql_type, nullable in con.execute(
+            "SELECT c.table_name, c.column_name, c.data_type, c.is_nullable FROM duckdb_columns() c "
+            "JOIN duckdb_tables() USING (database_name, schema_name, table_name) ORDER BY table_name, column_index"
+    ).fetchall():
+        found.setdefault(table, []).append((column, sql_type, nullable, column in keys.get(table, ())))
+    assert found == {t: [tuple(c) for c in cols] for t, cols in declared_tables().items()}
