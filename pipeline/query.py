@@ -1,8 +1,8 @@
 """Read-only queries over the built database, shared by the CLI and the Python API.
 
-Every function takes an open read-only DuckDB connection (``open_database``) and returns plain
-rows (lists of dicts that also know their column names), so callers can render them as a table,
-JSON or CSV.
+Every function takes a connection from ``open_database`` (read-only, in DuckDB's sandbox:
+``pipeline.database``) and returns plain rows (lists of dicts that also know their column
+names), so callers can render them as a table, JSON or CSV.
 """
 
 from __future__ import annotations
@@ -10,22 +10,31 @@ from __future__ import annotations
 import difflib
 import re
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, NamedTuple
 
 import duckdb
 
+from pipeline.database import (  # noqa: F401  (DEFAULT_DB, open_database: re-exported)
+    DEFAULT_DB, SANDBOX_HINT, database_failure, one_line, open_database,
+)
 from pipeline.errors import DatabaseError, InputError, NotFoundError
 from pipeline.limits import MAX_NAME_LENGTH, check_name
 from pipeline.normalise.names import name_key
 from pipeline.normalise.text import clean_line, slug
 
-DEFAULT_DB = Path("db") / "wh40k.duckdb"
 #: The raw folder (manifest.toml and snapshots) of ``wh40k fetch`` and ``wh40k build``.
 DEFAULT_RAW = Path("raw")
 
-#: Statement types ``sql`` accepts; anything else would write and is refused.
-_READ_ONLY_STATEMENTS = {"SELECT", "EXPLAIN", "PRAGMA"}
+#: PRAGMAs that only list or describe (``sql`` runs these; any other PRAGMA is refused).
+READ_ONLY_PRAGMAS = frozenset({
+    "table_info", "show", "show_tables", "show_tables_expanded", "show_databases", "database_list",
+    "database_size", "storage_info", "metadata_info", "version", "platform", "user_agent", "functions",
+    "collations",
+})
 
+#: What ``sql`` runs, for the refusal message.
+ALLOWED_SQL = ("SELECT, WITH, FROM, VALUES, SHOW, DESCRIBE, SUMMARIZE, EXPLAIN of a query, "
+               "PRAGMA table_info and the other PRAGMAs that list")
 
 
 class Rows(list[dict[str, Any]]):
@@ -41,71 +50,152 @@ class Rows(list[dict[str, Any]]):
         self.columns = list(columns)
 
 
-def open_database(path: Path = DEFAULT_DB) -> duckdb.DuckDBPyConnection:
-    """Open the database read-only; raises ``DatabaseError`` if it has not been built."""
-    if not path.exists():
-        raise DatabaseError(f"{path}: no database; build it with `make build-db` (or `wh40k build`)")
-    try:
-        return duckdb.connect(str(path), read_only=True)
-    except duckdb.Error as exc:
-        raise DatabaseError(f"{path}: cannot open the database ({exc}); rebuild it with `make build-db`") from None
-
-
 def _rows(cursor: duckdb.DuckDBPyConnection) -> Rows:
     names = [d[0] for d in cursor.description or []]
     return Rows((dict(zip(names, row)) for row in cursor.fetchall()), columns=names)
 
 
+class _Word(NamedTuple):
+    offset: int
+    text: str
+    is_keyword: bool
+
+
+def _words(text: str) -> list[_Word]:
+    """The tokens of SQL text outside comments, with their offsets.
+
+    >>> [(w.offset, w.text) for w in _words("/* x */ EXPLAIN -- y\\n ANALYZE COPY (SELECT 1) TO 'f'")[:4]]
+    [(8, 'EXPLAIN'), (22, 'ANALYZE'), (30, 'COPY'), (35, '(')]
+    """
+    tokens = duckdb.tokenize(text)
+    ends = [offset for offset, _ in tokens[1:]] + [len(text)]
+    return [_Word(offset, text[offset:end].strip(), kind == duckdb.token_type.keyword)
+            for (offset, kind), end in zip(tokens, ends) if kind != duckdb.token_type.comment]
+
+
+def _label(words: list[_Word]) -> str:
+    """A statement's leading keywords (up to three), upper-cased, to name it in a message.
+
+    >>> _label(_words("import database 'x'")), _label(_words("create temp table t (a int)"))
+    ('IMPORT DATABASE', 'CREATE TEMP TABLE')
+    >>> _label(_words("COPY datasheets TO 'x.csv'")), _label(_words("update extensions"))
+    ('COPY', 'UPDATE EXTENSIONS')
+    """
+    label = []
+    for word in words[:3]:
+        if not word.is_keyword:
+            break
+        label.append(word.text.upper())
+    return " ".join(label) or (words[0].text.upper() if words else "?")
+
+
+def _statement_kind(st: duckdb.Statement) -> str:
+    """DuckDB's type of a parsed statement (``SELECT``, ``COPY``, ...; ``UNKNOWN`` for a type this
+    DuckDB's Python API cannot name, as ``UPDATE EXTENSIONS``)."""
+    try:
+        return str(st.type).rsplit(".", 1)[-1]
+    except ValueError:
+        return "UNKNOWN"
+
+
+def _explained(con: duckdb.DuckDBPyConnection, text: str, words: list[_Word]) -> bool:
+    """Whether an EXPLAIN statement explains a query (``EXPLAIN [ANALYZE] [(options)] SELECT
+    ...``): EXPLAIN ANALYZE runs the statement it explains."""
+    rest = words[1:]
+    if rest and rest[0].text.upper() == "ANALYZE":
+        rest = rest[1:]
+    candidates = [rest]
+    if rest and rest[0].text == "(":  # options, as in EXPLAIN (FORMAT json) SELECT ...
+        depth = 0
+        for i, word in enumerate(rest):
+            depth += word.text.count("(") - word.text.count(")")
+            if depth == 0:
+                candidates.append(rest[i + 1:])
+                break
+    for candidate in candidates:
+        if not candidate:
+            continue
+        try:
+            inner = con.extract_statements(text[candidate[0].offset:])
+        except (duckdb.Error, ValueError):
+            continue
+        if len(inner) == 1 and _statement_kind(inner[0]) == "SELECT":
+            return True
+    return False
+
+
+def refusal(con: duckdb.DuckDBPyConnection, number: int, st: duckdb.Statement) -> str | None:
+    """Why ``sql`` refuses a parsed statement (None when it runs it): only queries run (a
+    SELECT, an EXPLAIN of a query, a PRAGMA of ``READ_ONLY_PRAGMAS``).
+
+    This is the second layer: the sandbox of ``open_database`` refuses whatever would reach
+    outside the database, whatever the statement; this names the statement and what runs.
+    """
+    words = _words(st.query)
+    kind = _statement_kind(st)
+    first = words[0].text.upper() if words else ""
+    if kind == "SELECT":
+        return None
+    if kind == "EXPLAIN" and first == "EXPLAIN" and _explained(con, st.query, words):
+        return None
+    if kind == "PRAGMA" and first == "PRAGMA" and len(words) > 1 and words[1].text.lower() in READ_ONLY_PRAGMAS:
+        return None
+    label = _label(words)
+    if kind == "EXPLAIN":
+        why = "EXPLAIN runs over a query only"
+    elif kind == "PRAGMA" and first == "PRAGMA":
+        label = f"PRAGMA {words[1].text}" if len(words) > 1 else label
+        why = "that PRAGMA changes a setting or reaches outside the database"
+    else:
+        why = "it is not a query"
+    return (f"statement {number} ({label}) is refused: {why}; the database is read-only here and `sql` "
+            f"runs queries only ({ALLOWED_SQL})")
+
+
 def run_sql(con: duckdb.DuckDBPyConnection, statement: str) -> Rows:
     """Run one or more read-only SQL statements; return the last one's rows.
 
-    Raises ``DatabaseError`` for a statement that would write (INSERT, UPDATE, CREATE, ...),
-    naming it, and for a statement DuckDB rejects, with DuckDB's message on one line and, for
-    an unknown table or column, close names and how to list them.
+    Raises ``DatabaseError`` for a statement that is not a query (INSERT, CREATE, COPY, ATTACH,
+    SET, INSTALL, a PRAGMA that is not in ``READ_ONLY_PRAGMAS``, EXPLAIN ANALYZE of anything but a
+    query ...), naming it, before any statement runs; and for a statement DuckDB rejects, with
+    DuckDB's message on one line and, for an unknown table or column, close names and how to
+    list them, or, for what the sandbox refuses (a file, a URL, an extension), why.
     """
     try:
         statements = con.extract_statements(statement)
     except duckdb.Error as exc:
-        raise DatabaseError(f"SQL does not parse: {_one_line(exc)}") from None
+        raise DatabaseError(f"SQL does not parse: {one_line(exc)}") from None
     if not statements:
         raise DatabaseError("no SQL statement given; example: wh40k sql \"SELECT name FROM datasheets\"")
     for i, st in enumerate(statements, start=1):
-        kind = str(st.type).rsplit(".", 1)[-1]
-        if kind not in _READ_ONLY_STATEMENTS:
-            raise DatabaseError(
-                f"statement {i} is {kind}: the database is read-only here; "
-                "only SELECT queries are allowed (rebuild with `make build-db` to change data)"
-            )
+        refused = refusal(con, i, st)
+        if refused:
+            raise DatabaseError(refused)
     try:
         cursor = None
         for st in statements:
             cursor = con.execute(st.query)
-        return _rows(cursor) if cursor is not None else []
+        return _rows(cursor) if cursor is not None else Rows()
     except duckdb.Error as exc:
-        raise DatabaseError(f"SQL failed: {_one_line(exc)}{_sql_hint(con, exc)}") from None
+        damaged = not isinstance(exc, duckdb.PermissionException) and database_failure(exc)
+        if damaged:
+            raise damaged from None
+        message = one_line(exc)
+        if _IN_EXTENSION.search(message):  # DuckDB's advice (INSTALL, SET autoinstall) cannot apply here
+            message = message.split(" Please try installing", 1)[0].rstrip(".")
+        raise DatabaseError(f"SQL failed: {message}{_sql_hint(con, exc)}") from None
 
 
-def _one_line(exc: duckdb.Error) -> str:
-    """DuckDB's message on one line, with its suggestions and without the quoted query and caret.
-
-    >>> _one_line(duckdb.CatalogException(
-    ...     'Catalog Error: Table with name datasheet does not exist!\\nDid you mean "datasheets"?\\n\\n'
-    ...     'LINE 1: select * from datasheet\\n                      ^^^^^^^^^'))
-    'Catalog Error: Table with name datasheet does not exist! Did you mean "datasheets"?'
-    """
-    lines = [line.strip() for line in str(exc).splitlines()]
-    kept = [line for line in lines if line and not line.startswith("LINE ") and set(line) != {"^"}]
-    sentences = [line if line.endswith((".", "!", "?", ":")) or i == len(kept) - 1 else line + "."
-                 for i, line in enumerate(kept)]
-    return " ".join(sentences).replace("Candidate bindings: : ", "Candidate bindings: ")
-
-
+_IN_EXTENSION = re.compile(r"is not in the catalog, but it exists in the \w+ extension")
 _MISSING_TABLE = re.compile(r'Table with name "?([^"\s]+?)"? does not exist')
 
 
 def _sql_hint(con: duckdb.DuckDBPyConnection, exc: duckdb.Error) -> str:
-    """Close table names for an unknown table (when DuckDB offers none) and where to list names."""
+    """Close table names for an unknown table (when DuckDB offers none) and where to list names;
+    for what the sandbox refuses, why."""
     message = str(exc)
+    if isinstance(exc, duckdb.PermissionException) or _IN_EXTENSION.search(message):
+        return f"; {SANDBOX_HINT}"
     missing = _MISSING_TABLE.search(message)
     if isinstance(exc, duckdb.CatalogException) and missing:
         hint = ""

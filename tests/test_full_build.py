@@ -9,10 +9,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-import duckdb
 import pytest
 
 from pipeline.build import build
+from pipeline.database import open_database
 from pipeline.fetch import fetch_sources, read_folder_files
 from pipeline.manifest import read_manifest
 from tests.conftest import CORPUS, RAW
@@ -40,7 +40,9 @@ def full(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def con(full):
-    return duckdb.connect(str(full[0]), read_only=True)
+    # the readers' own connection (open_database): attack() opens the same file in this
+    # process, and DuckDB joins connections to one file only when their settings agree
+    return open_database(full[0])
 
 
 def test_every_fetched_source_is_built(full):

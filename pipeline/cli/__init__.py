@@ -9,6 +9,7 @@ Ctrl-C while the command line loads prints ``Interrupted: nothing was changed`` 
 
 from __future__ import annotations
 
+import functools
 import gc
 import os
 import sys
@@ -27,8 +28,10 @@ try:  # a Ctrl-C while the command line loads (typer, rich) has changed nothing
     from pipeline.errors import Wh40kError
 
     try:  # recent typer carries its own copy of click
+        from typer import _click as click
         from typer._click.exceptions import ClickException
     except ImportError:  # pragma: no cover - older typer uses click itself
+        import click
         from click.exceptions import ClickException
 except KeyboardInterrupt:
     print(INTERRUPTED, file=sys.stderr)
@@ -50,29 +53,67 @@ def register_commands() -> None:
     from pipeline.cli import attack, build, data, fetch, rules  # noqa: F401
 
 
-def main() -> None:
-    """Run the command line (``pipeline.wh40k.main``, the ``wh40k`` console script, loads it first)."""
+@functools.lru_cache(maxsize=1)
+def _command() -> click.Command:
+    """The click command of ``app`` with every command registered (built once per process:
+    typer takes some 0.1 s to build it from the functions' signatures)."""
+    register_commands()
+    return typer.main.get_command(app)
+
+
+def run(argv: list[str] | None = None) -> int:
+    """Run the command line on ``argv`` (default ``sys.argv[1:]``); return the exit status.
+
+    Expected errors, and what DuckDB raises for a damaged database file or a refusal of the
+    read-only sandbox (``pipeline.database.database_failure``), print one ``Error: ...`` line
+    on stderr and give 1; a mistyped option or value prints the usage and ``Error: ...`` and
+    gives 2; a Ctrl-C while the commands load prints ``INTERRUPTED`` and gives 130.
+    """
     try:
-        register_commands()
-        # not standalone: typer would draw a usage error in a panel wrapped at the terminal's width
-        status = app(prog_name="wh40k", standalone_mode=False)
+        command = _command()
     except KeyboardInterrupt:  # while the commands load
         print(INTERRUPTED, file=sys.stderr)
-        sys.exit(130)
+        return 130
+    try:
+        # not standalone: typer would draw a usage error in a panel wrapped at the terminal's width
+        status = command.main(args=argv, prog_name="wh40k", standalone_mode=False)
     except Wh40kError as exc:
         print(f"Error: {exc}", file=sys.stderr)
-        sys.exit(1)
+        return 1
     except ClickException as exc:
         # a mistyped option or value: usage, then `Error: ...` on one line (exit status 2);
         # with no arguments at all the help has already been printed
         if type(exc).__name__ != "NoArgsIsHelpError":
             exc.show()
-        sys.exit(exc.exit_code)
+        return exc.exit_code
     except typer.Abort:
         print("Aborted!", file=sys.stderr)
-        sys.exit(1)
+        return 1
+    except Exception as exc:
+        failure = _database_failure(exc)
+        if failure is None:
+            raise
+        print(f"Error: {failure}", file=sys.stderr)
+        return 1
+    return status if isinstance(status, int) else 0
+
+
+def _database_failure(exc: Exception) -> Wh40kError | None:
+    """The one-line error for a DuckDB error of a damaged database or the sandbox (None for any
+    other exception: a bug, which keeps its traceback)."""
+    if "duckdb" not in sys.modules:  # nothing opened a database
+        return None
+    from pipeline.database import database_failure
+
+    return database_failure(exc)
+
+
+def main() -> None:
+    """Run the command line (``pipeline.wh40k.main``, the ``wh40k`` console script, loads it first)."""
+    try:
+        status = run()
     finally:
         # The process ends here: spare the interpreter's last collections over every object of
         # the imported libraries (measured: 0.1 s after a build, 0.2 s after a full build).
         gc.freeze()
-    sys.exit(status if isinstance(status, int) else 0)
+    sys.exit(status)
