@@ -359,10 +359,12 @@ def previous_counts(db_path: Path) -> dict[tuple[str, str, str], int] | None:
     """
     import duckdb
 
+    from pipeline.database import sandboxed_connection
+
     if not db_path.is_file():
         return None
-    try:
-        con = duckdb.connect(str(db_path), read_only=True)
+    try:  # a file the build did not make, maybe: read it in the readers' sandbox
+        con = sandboxed_connection(db_path)
     except duckdb.Error as exc:
         reason = str(exc).splitlines()[0]
         raise BuildError(f"--db {db_path} is a DuckDB database that cannot be opened to check that this "
@@ -370,7 +372,7 @@ def previous_counts(db_path: Path) -> dict[tuple[str, str, str], int] | None:
                          "not needed") from exc
     try:
         tables = {row[0] for row in con.execute(
-            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'").fetchall()}
+            "SELECT table_name FROM system.information_schema.tables WHERE table_schema = 'main'").fetchall()}
         missing = [t for t in OWN_TABLES if t not in tables]
         if missing:
             raise BuildError(f"--db {db_path} is a DuckDB database that this project did not build (it has "

@@ -88,12 +88,11 @@ def open_database(path: Path = DEFAULT_DB) -> duckdb.DuckDBPyConnection:
         raise DatabaseError(f"{path} is {kind}, not a database built by wh40k; give --db the file "
                             f"`make build-db` writes ({DEFAULT_DB}), or {REBUILD}")
     try:
-        con = duckdb.connect(str(path), read_only=True, config=SANDBOX_CONFIG)
+        con = sandboxed_connection(path)
     except duckdb.Error as exc:
         raise DatabaseError(f"{path}: cannot open the database ({one_line(exc)}); "
                             f"the file may be damaged or truncated: {REBUILD}") from None
     try:
-        check_sandbox(con)
         identity = _file_identity(path)
         if identity not in _CHECKED:
             check_schema(con, path)
@@ -119,6 +118,20 @@ def _file_identity(path: Path) -> tuple:
             return None
         return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
     return str(path.resolve()), stat(path), stat(path.with_name(path.name + ".wal"))
+
+
+def sandboxed_connection(path: Path) -> duckdb.DuckDBPyConnection:
+    """A read-only connection to the DuckDB file at ``path`` with ``SANDBOX_CONFIG``, checked
+    by ``check_sandbox``, and no check of the schema (the build uses it to read the database it
+    is about to replace, which may be of an older schema). Raises ``duckdb.Error`` when DuckDB
+    cannot open the file, ``DatabaseError`` when the settings did not apply."""
+    con = duckdb.connect(str(path), read_only=True, config=SANDBOX_CONFIG)
+    try:
+        check_sandbox(con)
+    except BaseException:
+        con.close()
+        raise
+    return con
 
 
 def check_sandbox(con: duckdb.DuckDBPyConnection) -> None:

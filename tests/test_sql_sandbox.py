@@ -488,6 +488,23 @@ def test_the_sandbox_alone_keeps_a_handed_database_from_reading_files(db, world,
     con.close()
 
 
+def test_a_build_over_a_handed_database_reads_none_of_its_views(db, world, capsys):
+    """The build reads the database it replaces (its accounting, to warn of a shrink) in the
+    sandbox too: a `build_accounting` view over a file of the home folder is not read."""
+    handed = _handed(db, world, "DROP TABLE build_accounting",
+                     "CREATE VIEW build_accounting AS SELECT content AS source_id, content AS stage, "
+                     "content AS table_name, 1 AS input_rows, 1 AS loaded, 0 AS duplicates, 0 AS rejected "
+                     "FROM read_text('{home}/secret.txt')")
+    from pipeline.build import previous_counts
+
+    assert previous_counts(handed) is None  # the view cannot be read: no previous accounting
+    status, out, err = wh40k(capsys, "build", "--raw", str(RAW), "--db", str(handed))
+    assert status == 0, err
+    assert SECRET not in out + err
+    assert not (world / "home" / ".duckdb").exists()
+    open_database(handed).close()  # now a database of this build
+
+
 def test_a_view_added_through_a_wal_file_is_refused(db, world, capsys):
     """A handed database with its write-ahead log: the log's view is replayed, and refused."""
     path = world / "cwd" / "walled.duckdb"
