@@ -117,9 +117,18 @@ def attack(request: AttackRequest, db: Path = query.DEFAULT_DB) -> AttackOutcome
 
     Raises ``DatabaseError`` (no database), ``NotFoundError`` (unknown unit or weapon, with
     suggestions) and ``InputError`` (a target without characteristics, a bad inline profile).
+    The database is opened with ``query.open_database`` (read-only, sandboxed, its schema
+    checked) and closed before the outcome is returned.
     """
     check_request(request)
     con = query.open_database(db)
+    try:
+        return _attack(con, request)
+    finally:
+        con.close()
+
+
+def _attack(con, request: AttackRequest) -> AttackOutcome:
     notes: list[str] = []
     sheet, others = query.find_datasheet(con, request.attacker)
     if others:
