@@ -70,13 +70,11 @@ def run(argv: list[str] | None = None) -> int:
     gives 2; a Ctrl-C while the commands load prints ``INTERRUPTED`` and gives 130.
     """
     try:
-        command = _command()
+        # not standalone: typer would draw a usage error in a panel wrapped at the terminal's width
+        status = _command().main(args=argv, prog_name="wh40k", standalone_mode=False)
     except KeyboardInterrupt:  # while the commands load
         print(INTERRUPTED, file=sys.stderr)
         return 130
-    try:
-        # not standalone: typer would draw a usage error in a panel wrapped at the terminal's width
-        status = command.main(args=argv, prog_name="wh40k", standalone_mode=False)
     except Wh40kError as exc:
         print(f"Error: {exc}", file=sys.stderr)
         return 1
