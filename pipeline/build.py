@@ -31,6 +31,7 @@ from pipeline.merge import (
     conflicts_between,
     content,
     fill_combat_patrol_characteristics,
+    keep_first_whole,
     source_order,
     unify_datasheet_ids,
 )
@@ -175,7 +176,8 @@ def validate(sources: list[Source], results: dict[str, ParseResult]) -> Validate
     datasheet (``Datasheet.external_id``) becomes an ``ExternalId`` row, never a conflict. Combat
     Patrol datasheets get the characteristics their source lost from a twin
     (``merge.fill_combat_patrol_characteristics``). A row that points to a datasheet that no
-    source defines is rejected as an orphan.
+    source defines is rejected as an orphan. A unit's composition and loadout are taken whole
+    from the first source that gives them (``merge.keep_first_whole``).
     """
     by_id = {s.source_id: s for s in sources}
     duplicates: Counter[tuple[str, str]] = Counter()
@@ -186,6 +188,9 @@ def validate(sources: list[Source], results: dict[str, ParseResult]) -> Validate
     ordered = source_order(sources)
     batches = [results[s.source_id].records for s in ordered]
     batches = align_with_earlier(align_names(unify_datasheet_ids(batches, _DATASHEET_REFS)))
+    batches, set_aside, whole = keep_first_whole(batches, by_id)
+    duplicates.update(set_aside)
+    conflicts.extend(whole)
     for source, batch in zip(ordered, batches):
         for record in batch:
             ident = (record.__table__, key_getter(type(record))(record))
