@@ -92,6 +92,10 @@ def model_groups(printed: str) -> list[ModelGroup] | None:
     return groups
 
 
+#: Points lines that state a unit size (``5 models``).
+_SIZE_IN_POINTS = re.compile(r"\s*(\d+)\s+models?\s*", re.IGNORECASE)
+
+
 def smallest_unit_size(lines: list[tuple[str, str, int | None]]) -> int | None:
     """The smallest unit a composition allows: the sum of its first alternative's minimums; None
     when that gives no model.
@@ -130,3 +134,33 @@ def smallest_unit_size(lines: list[tuple[str, str, int | None]]) -> int | None:
                 break
         total += least or 0
     return total or None
+
+
+def unit_size(starting_strength: int | None, points_lines: list[str],
+              lines: list[tuple[str, str, int | None]]) -> tuple[int | None, str]:
+    """A unit's smallest size and where it comes from, or None and what is missing (never 1 assumed).
+
+    In order: the model count the datasheet prints (``starting_strength``), the smallest
+    ``N models`` points line (``unit_costs.description``), the composition's first alternative
+    (``smallest_unit_size``; ``lines`` as it takes them). The one reading of a unit's size, for the attack engine and the
+    build's ``data_gaps``.
+
+    >>> unit_size(10, [], [])
+    (10, 'printed model count')
+    >>> unit_size(None, ["5 models", "10 models"], [])
+    (5, 'smallest unit size in its points')
+    >>> unit_size(None, [], [("1-2 Hippogriff AFV", "Hippogriff AFV", 1)])
+    (1, 'sum of its composition lines')
+    >>> unit_size(None, ["+1 model"], [("0-1 Gun Servitor", "Gun Servitor", 0)])[1]
+    "no starting strength, no 'N models' points line, and its 1 composition line(s) give no minimum"
+    """
+    if starting_strength:
+        return starting_strength, "printed model count"
+    sizes = [int(m.group(1)) for d in points_lines if (m := _SIZE_IN_POINTS.fullmatch(d))]
+    if sizes:
+        return min(sizes), "smallest unit size in its points"
+    total = smallest_unit_size(lines)
+    if total:
+        return total, "sum of its composition lines"
+    composition = f"its {len(lines)} composition line(s) give no minimum" if lines else "no composition lines"
+    return None, f"no starting strength, no 'N models' points line, and {composition}"
