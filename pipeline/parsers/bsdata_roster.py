@@ -6,7 +6,7 @@ selection entry (and entry link) under a selected parent is selected as many tim
 ``min`` constraint asks (field ``selections``, scope ``parent``); a selection entry group whose
 ``min`` its members' minimums do not reach gets the rest from its ``defaultSelectionEntryId``
 (``Battle Sisters``: min 9, ``Battle Sister`` min 6 -> 9 Battle Sisters). What this gives is the
-smallest unit the catalogue allows, with its default wargear (for 428 of the 430 units that the
+smallest unit the catalogue allows, with its default wargear (for 430 of the 432 units that the
 10th-edition catalogues and the Wahapedia export both give, the export's smallest size: Canis
 Rex's pilot is a model of its own in the catalogue, and the Aquila Kill Team's default names no
 entry); ``unit_roster`` reads the same from the tree, without a roster:
