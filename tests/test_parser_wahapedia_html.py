@@ -584,10 +584,10 @@ def test_a_real_composition_difference_is_still_a_conflict(cadians):
     export_text = "1 Shock Trooper Sergeant and 19 Shock Troopers"
     cadian = "10e/astra-militarum/cadian-shock-troops"
     assert got == [
-        (f"{cadian}/1", "text", page_text, export_text, page_id),
-        (f"{cadian}/2", "max_models", "9", "19", page_id),
-        (f"{cadian}/2", "min_models", "9", "19", page_id),
-        (f"{cadian}/2", "text", page_text, export_text, page_id),
+        (f"{cadian}|1", "text", page_text, export_text, page_id),
+        (f"{cadian}|2", "max_models", "9", "19", page_id),
+        (f"{cadian}|2", "min_models", "9", "19", page_id),
+        (f"{cadian}|2", "text", page_text, export_text, page_id),
     ]
 
 
