@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import gc
 import os
-from collections import Counter
+from collections import Counter, defaultdict
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,10 +31,15 @@ from pipeline.merge import (
     conflicts_between,
     content,
     fill_combat_patrol_characteristics,
+    keep_first_whole,
     source_order,
     unify_datasheet_ids,
 )
-from schemas.records import Accounting, Conflict, DataFlag, Datasheet, ExternalId, Record, Reject, Source, key_getter
+from pipeline.normalise.composition import unit_size
+from schemas.records import (
+    Accounting, Conflict, DataFlag, DataGap, Datasheet, ExternalId, Record, Reject, Source, UnitComposition, UnitCost,
+    key_getter,
+)
 
 Progress = Callable[[str], None]
 
@@ -150,7 +155,8 @@ class Validated:
     in the parse results. ``duplicates``: per
     (source_id, record table), records collapsed into an identical or merged row. ``conflicts``:
     fields on which sources disagree. ``filled``: rows filled from a twin datasheet, and rows
-    derived from the merged ones (``feel_no_pain``; not input rows of any source, so outside the per-source accounting).
+    derived from the merged ones (``feel_no_pain``; a ``DataGap`` for each datasheet with no model
+    count, ``unit_size_gaps``; not input rows of any source, so outside the per-source accounting).
     """
 
     records: list[Record]
@@ -175,7 +181,9 @@ def validate(sources: list[Source], results: dict[str, ParseResult]) -> Validate
     datasheet (``Datasheet.external_id``) becomes an ``ExternalId`` row, never a conflict. Combat
     Patrol datasheets get the characteristics their source lost from a twin
     (``merge.fill_combat_patrol_characteristics``). A row that points to a datasheet that no
-    source defines is rejected as an orphan.
+    source defines is rejected as an orphan. A unit's composition and loadout are taken whole
+    from the first source that gives them (``merge.keep_first_whole``); a datasheet with no
+    model count gets a ``DataGap`` (``unit_size_gaps``).
     """
     by_id = {s.source_id: s for s in sources}
     duplicates: Counter[tuple[str, str]] = Counter()
@@ -186,6 +194,9 @@ def validate(sources: list[Source], results: dict[str, ParseResult]) -> Validate
     ordered = source_order(sources)
     batches = [results[s.source_id].records for s in ordered]
     batches = align_with_earlier(align_names(unify_datasheet_ids(batches, _DATASHEET_REFS)))
+    batches, set_aside, whole = keep_first_whole(batches, by_id)
+    duplicates.update(set_aside)
+    conflicts.extend(whole)
     for source, batch in zip(ordered, batches):
         for record in batch:
             ident = (record.__table__, key_getter(type(record))(record))
@@ -221,7 +232,34 @@ def validate(sources: list[Source], results: dict[str, ParseResult]) -> Validate
             continue
         records.append(record)
     records.extend(external_ids.values())
+    filled += [g for g in unit_size_gaps(records) if (g.__table__, g.key()) not in seen]
     return Validated(records, rejects, duplicates, conflicts, filled)
+
+
+def unit_size_gaps(records: list[Record]) -> list[DataGap]:
+    """A ``DataGap`` (table ``datasheets``, field ``starting_strength``) for each datasheet that
+    has no model count: no printed one, no ``N models`` points line and no composition minimum
+    (``normalise.composition.unit_size``, the reading the attack engine uses), saying which."""
+    points: dict[str, list[str]] = defaultdict(list)
+    lines: dict[str, list[UnitComposition]] = defaultdict(list)
+    for r in records:
+        if isinstance(r, UnitCost):
+            points[r.datasheet_id].append(r.description)
+        elif isinstance(r, UnitComposition):
+            lines[r.datasheet_id].append(r)
+    gaps = []
+    for sheet in records:
+        if not isinstance(sheet, Datasheet):
+            continue
+        rows = sorted(lines.get(sheet.datasheet_id, []), key=lambda c: c.line)
+        size, why = unit_size(sheet.starting_strength, points.get(sheet.datasheet_id, []),
+                              [(c.text, c.model_name, c.min_models) for c in rows])
+        if size is None:
+            gaps.append(DataGap(source_id=sheet.source_id, locator=sheet.locator, table_name="datasheets",
+                                entity_key=sheet.datasheet_id, field="starting_strength",
+                                reason=f"no model count: {why}; an attack on it needs --target-models N "
+                                       "(as an attacker, --models N)"))
+    return gaps
 
 
 def _external_id(sheet: Datasheet) -> ExternalId:

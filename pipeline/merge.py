@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Iterable, Mapping
 
 from pipeline.assemble.collector import entity_key
+from pipeline.normalise.composition import smallest_unit_size
 from pipeline.normalise.names import name_key
 from pipeline.precedence import kind_ranks
 from schemas.records import (
@@ -406,3 +407,70 @@ def _name_keys(printed: object, any_number: bool) -> object:
     if isinstance(printed, tuple):
         return tuple(name_key(p, ignore_plural=any_number) for p in printed)
     return name_key(printed, ignore_plural=any_number)  # type: ignore[arg-type]
+
+
+#: Tables whose rows of one datasheet are one value: a unit's composition and its loadout are
+#: taken whole from the first source (in precedence order) that gives any row of them. The field
+#: that names each line (compared as read) says whether another print's lines line up with them.
+WHOLE_PER_DATASHEET: dict[str, str] = {"unit_composition": "model_name", "wargear_loadouts": "models"}
+
+
+def keep_first_whole(batches: list[list[Record]], sources: dict[str, Source]) -> tuple[
+        list[list[Record]], Counter, list[Conflict]]:
+    """Each source's records less its rows of a ``WHOLE_PER_DATASHEET`` table for a datasheet
+    whose rows of that table an earlier source (``batches`` in precedence order) already gave,
+    unless they line up with those: the same publisher's print (a Wahapedia page and its export
+    print the same lines), with the same line numbers each naming the same model.
+
+    Lines that line up are merged line by line as any row (a count printed otherwise is a
+    conflict). Another publisher's lines are composed otherwise (BattleScribe's option slots,
+    ``0-1 Shock Trooper w/ Meltagun``, against a printed ``1 Shock Trooper Sergeant and 9 Shock
+    Troopers``; its loadout lines in the catalogue's order and capitals): merged line by line,
+    two compositions would mix into one, and every line would differ in print. Returns the batches, the rows set aside per ``(source_id, table)``
+    (counted as duplicates: merged into the kept ones), and a ``Conflict`` per datasheet whose
+    set-aside composition gives another smallest unit size
+    (``normalise.composition.smallest_unit_size``; field ``unit size``, ``entity_key`` the
+    datasheet id: the composition as a whole).
+    """
+    first: dict[tuple[str, str], tuple[str, list[Record]]] = {}  # (table, datasheet) -> (source, rows)
+    set_aside: Counter = Counter()
+    later: list[tuple[str, str, list[Record]]] = []  # composition rows set aside: (datasheet, source, rows)
+    out: list[list[Record]] = []
+    for batch in batches:
+        mine: dict[tuple[str, str], list[Record]] = defaultdict(list)
+        for r in batch:
+            if r.__table__ in WHOLE_PER_DATASHEET:
+                mine[(r.__table__, r.datasheet_id)].append(r)  # type: ignore[attr-defined]
+        dropped: set[int] = set()
+        for (table, sheet), rows in mine.items():
+            if (table, sheet) not in first:
+                first[(table, sheet)] = (rows[0].source_id, rows)  # type: ignore[attr-defined]
+                continue
+            kept_sid, kept = first[(table, sheet)]
+            sid = rows[0].source_id  # type: ignore[attr-defined]
+            if sources[kept_sid].publisher == sources[sid].publisher \
+                    and _lines(rows, WHOLE_PER_DATASHEET[table]) == _lines(kept, WHOLE_PER_DATASHEET[table]):
+                continue
+            dropped.update(id(r) for r in rows)
+            for r in rows:
+                set_aside[(r.source_id, table)] += 1  # type: ignore[attr-defined]
+            if table == "unit_composition":
+                later.append((sheet, sid, rows))
+        out.append([r for r in batch if id(r) not in dropped] if dropped else batch)
+    conflicts: list[Conflict] = []
+    for sheet, sid, rows in later:
+        kept_sid, kept = first[("unit_composition", sheet)]
+        a, b = (smallest_unit_size([(r.text, r.model_name, r.min_models)  # type: ignore[attr-defined]
+                                    for r in sorted(c, key=lambda r: r.line)])  # type: ignore[attr-defined]
+                for c in (kept, rows))
+        if a is not None and b is not None and a != b:
+            conflicts.append(Conflict(
+                table_name="unit_composition", entity_key=sheet, field="unit size", value_a=str(a),
+                source_id_a=kept_sid, value_b=str(b), source_id_b=sid, chosen_source_id=kept_sid,
+                reason=precedence_reason(sources[kept_sid], sources[sid]) + "; the composition is taken whole"))
+    return out, set_aside, conflicts
+
+
+def _lines(rows: list[Record], name: str) -> dict[int, object]:
+    """Line number -> what the line names, as read."""
+    return {r.line: as_read(getattr(r, name)) for r in rows}  # type: ignore[attr-defined]

@@ -1,5 +1,6 @@
 """The BattleScribe catalogues in a build with the Wahapedia export: one datasheet per unit given
-by both, their disagreements in `conflicts`."""
+by both, their disagreements in `conflicts`; the sizes and default loadouts of the units only the
+catalogues give."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import duckdb
 import pytest
 
 from pipeline.build import build
+from pipeline.engine.service import AttackRequest, attack
 from pipeline.fetch import fetch_sources, read_folder_files
 from pipeline.manifest import read_manifest
 from tests.conftest import CORPUS, RAW
@@ -19,14 +21,19 @@ WANTED = ("wahapedia-10e-export", "bsdata-10e-catalogues")
 
 
 @pytest.fixture(scope="module")
-def con(tmp_path_factory):
+def db(tmp_path_factory):
     raw = tmp_path_factory.mktemp("bsdata") / "raw"
     shutil.copytree(RAW, raw)
     sources = [s for s in read_manifest(raw) if s.source_id in WANTED]
     fetch_sources(sources, raw, mirror=str(CORPUS), folder_files=read_folder_files(raw), delay_seconds=0)
     report = build(raw, raw / "db.duckdb")
     assert report.inconsistent == []
-    return duckdb.connect(str(raw / "db.duckdb"), read_only=True)
+    return raw / "db.duckdb"
+
+
+@pytest.fixture(scope="module")
+def con(db):
+    return duckdb.connect(str(db), read_only=True)
 
 
 def test_a_unit_from_both_sources_is_one_datasheet(con):
@@ -105,3 +112,53 @@ def test_characteristics_agree_so_no_conflict_and_genuine_ones_are_recorded(con)
         "SELECT field, value_a, value_b FROM conflicts WHERE entity_key LIKE '10e/adepta-sororitas/battle-sisters-squad|%' "
         "AND table_name = 'model_profiles'"
     ).fetchall() == [("model_name", "Battle Sisters Squad", "Battle Sister")]
+
+
+def test_a_unit_only_the_catalogues_give_has_its_size_and_default_loadout(con):
+    recon = "10e/astra-militarum/cadian-recon-squad"
+    assert con.execute("SELECT starting_strength FROM datasheets WHERE datasheet_id = ?", [recon]).fetchone() == (10,)
+    assert con.execute(
+        "SELECT line, model_name, min_models, max_models, text FROM unit_composition WHERE datasheet_id = ? ORDER BY line",
+        [recon]).fetchall() == [(1, "Recon Sergeant", 1, 1, "1 Recon Sergeant"), (2, "Recon Troopers", 9, 9, "9 Recon Troopers")]
+    assert con.execute(
+        "SELECT models, model_count, equipment FROM wargear_loadouts WHERE datasheet_id = ? ORDER BY line",
+        [recon]).fetchall() == [("Every model", None, "Lasgun; Close combat weapon")]
+    hippogriff = "10e/astra-militarum/hippogriff-afv"
+    assert con.execute(
+        "SELECT line, model_name, min_models, max_models, text FROM unit_composition WHERE datasheet_id = ?",
+        [hippogriff]).fetchall() == [(1, "Hippogriff AFV", 1, 2, "1-2 Hippogriff AFV")]
+    assert con.execute(
+        "SELECT models, model_count, equipment FROM wargear_loadouts WHERE datasheet_id = ?",
+        [hippogriff]).fetchall() == [("Every model", None, "Armoured hull; Heavy stubber; Vigilator cannon")]
+
+
+def test_a_unit_both_sources_give_keeps_one_composition_and_loadout_whole(con):
+    # the export's rows of Battle Sisters Squad, none of the catalogue's beside them
+    assert con.execute(
+        "SELECT line, text, source_id FROM unit_composition WHERE datasheet_id = '10e/adepta-sororitas/battle-sisters-squad' "
+        "ORDER BY line").fetchall() == [(1, "1 Sister Superior", "wahapedia-10e-export"),
+                                        (2, "9 Battle Sisters", "wahapedia-10e-export")]
+    for table in ("unit_composition", "wargear_loadouts"):
+        mixed = con.execute(f"SELECT datasheet_id FROM {table} GROUP BY 1 HAVING count(DISTINCT source_id) > 1").fetchall()
+        assert mixed == [], table
+    # the catalogues' rows of the 432 shared units are set aside (duplicates); the 33 others' loaded
+    assert con.execute(
+        "SELECT table_name, input_rows, loaded, duplicates, rejected FROM build_accounting WHERE stage = 'validate' "
+        "AND source_id = 'bsdata-10e-catalogues' AND table_name IN ('unit_composition', 'wargear_loadouts') ORDER BY 1"
+    ).fetchall() == [("unit_composition", 600, 35, 565, 0), ("wargear_loadouts", 527, 27, 500, 0)]
+    # a set-aside composition of another smallest size is a recorded disagreement (Sir Hekhtur is a
+    # model of his own in the catalogue)
+    assert con.execute(
+        "SELECT entity_key, field, value_a, source_id_a, value_b, source_id_b FROM conflicts "
+        "WHERE table_name = 'unit_composition'").fetchall() == [
+        ("10e/imperial-knights/canis-rex", "unit size", "1", "wahapedia-10e-export", "2", "bsdata-10e-catalogues")]
+
+
+def test_a_catalogue_only_unit_fires_its_loadout_and_is_a_target_of_its_size(db):
+    recon = attack(AttackRequest(attacker="Cadian Recon Squad", target="Hippogriff AFV"), db)
+    assert [(w.name, w.models) for w in recon.weapons] == [("Lasgun", 10)]
+    assert recon.target.models == 1
+    assert "target Hippogriff AFV: 1 model (sum of its composition lines)" in recon.notes
+    hippogriff = attack(AttackRequest(attacker="Hippogriff AFV", target="Cadian Recon Squad"), db)
+    assert [(w.name, w.models) for w in hippogriff.weapons] == [("Heavy stubber", 1), ("Vigilator cannon", 1)]
+    assert hippogriff.target.models == 10

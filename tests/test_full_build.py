@@ -13,8 +13,10 @@ import pytest
 
 from pipeline.build import build
 from pipeline.database import open_database
+from pipeline.engine.from_db import model_count
 from pipeline.fetch import fetch_sources, read_folder_files
 from pipeline.manifest import read_manifest
+from pipeline.query import _rows
 from tests.conftest import CORPUS, RAW
 from tests.test_build_and_cli import wh40k
 
@@ -270,3 +272,14 @@ def test_readme_query_of_the_most_frequent_disagreements(con):
     assert [n for _, _, n in rows] == sorted((n for _, _, n in rows), reverse=True)
     assert ("weapon_profiles", "skill") in {(t, f) for t, f, _ in rows}
     assert all(f != "external_id" for _, f, _ in rows)
+
+
+def test_every_datasheet_has_a_model_count_and_one_source_per_composition(con):
+    assert con.execute(
+        "SELECT count(*) FROM data_gaps WHERE table_name = 'datasheets' AND field = 'starting_strength'").fetchone() == (0,)
+    sheets = _rows(con.execute("SELECT * FROM datasheets"))
+    assert len(sheets) == 1712
+    assert [s["datasheet_id"] for s in sheets if model_count(con, s)[0] is None] == []
+    for table in ("unit_composition", "wargear_loadouts"):
+        assert con.execute(
+            f"SELECT datasheet_id FROM {table} GROUP BY 1 HAVING count(DISTINCT source_id) > 1").fetchall() == [], table

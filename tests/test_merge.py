@@ -181,3 +181,65 @@ def test_model_lines_named_in_the_plural_by_one_source_are_matched_and_agree():
     assert sorted((p.line, p.model_name, p.source_id) for p in valid.records if isinstance(p, ModelProfile)) == [
         (1, "SISTERS REPENTIA", "export"), (2, "Repentia Superior", "export")]
     assert valid.conflicts == []
+
+
+def _line(sid: str, n: int, model: str, low: int, high: int):
+    from schemas.records import UnitComposition
+
+    return UnitComposition(source_id=sid, locator=f"row {n}", datasheet_id="10e/x/unit", line=n, model_name=model,
+                           min_models=low, max_models=high, text=f"{low}-{high} {model}")
+
+
+def _loadout(sid: str, n: int, models: str, equipment: str = "boltgun"):
+    from schemas.records import WargearLoadout
+
+    return WargearLoadout(source_id=sid, locator=f"row {n}", datasheet_id="10e/x/unit", line=n, models=models,
+                          model_count=None, equipment=equipment, text=f"{models} is equipped with: {equipment}.")
+
+
+def test_a_composition_and_a_loadout_are_taken_whole_from_the_first_source():
+    from schemas.records import UnitComposition, WargearLoadout
+
+    sources = [source("printed", "export", dt.date(2025, 1, 1)), source("catalogue", "export", None)]
+    results = {
+        "printed": ParseResult(records=[sheet("printed"), _line("printed", 1, "Sergeant", 1, 1),
+                                        _line("printed", 2, "Troopers", 4, 9), _loadout("printed", 1, "Every model")]),
+        # three option slots where the print has two lines: merged line by line, line 3 would be added
+        "catalogue": ParseResult(records=[sheet("catalogue"), _line("catalogue", 1, "Sergeant", 1, 1),
+                                          _line("catalogue", 2, "Trooper", 9, 9), _line("catalogue", 3, "Flamer", 0, 1),
+                                          _loadout("catalogue", 1, "1x Sergeant"), _loadout("catalogue", 2, "9x Trooper")]),
+    }
+    valid = validate(sources, results)
+    kept = [(r.__table__, r.line, r.source_id) for r in valid.records if isinstance(r, (UnitComposition, WargearLoadout))]
+    assert kept == [("unit_composition", 1, "printed"), ("unit_composition", 2, "printed"),
+                    ("wargear_loadouts", 1, "printed")]
+    assert valid.duplicates[("catalogue", "unit_composition")] == 3
+    assert valid.duplicates[("catalogue", "wargear_loadouts")] == 2
+    # the one value compared: the smallest unit each composition allows (1 + 4 against 1 + 9 + 0)
+    assert [(c.table_name, c.entity_key, c.field, c.value_a, c.value_b, c.chosen_source_id, c.reason)
+            for c in valid.conflicts] == [
+        ("unit_composition", "10e/x/unit", "unit size", "5", "10", "printed",
+         "precedence: later version date 2025-01-01 over None; the composition is taken whole")]
+    acc = {(a.source_id, a.stage, a.table_name): a for a in account(sources, results, valid)}
+    a = acc[("catalogue", "validate", "unit_composition")]
+    assert (a.input_rows, a.loaded, a.duplicates, a.rejected) == (3, 0, 3, 0)
+
+
+def test_lines_of_one_publisher_that_line_up_merge_line_by_line_another_publisher_s_do_not():
+    sources = [source("page", "datasheet-page", dt.date(2025, 1, 1)), source("export", "export", dt.date(2025, 1, 1)),
+               source("catalogue", "export", None).model_copy(update={"publisher": "another"})]
+    results = {sid: ParseResult(records=[sheet(sid), _line(sid, 1, "Sergeant", 1, 1),
+                                         _line(sid, 2, "Troopers", low, 9), _loadout(sid, 1, "Every model", gun)])
+               for sid, low, gun in (("page", 4, "boltgun"), ("export", 9, "bolt rifle"), ("catalogue", 9, "Boltgun"))}
+    valid = validate(sources, results)
+    # the export prints the page's lines: its other count is a conflict of that line
+    assert sorted((c.entity_key, c.field, c.value_a, c.source_id_b) for c in valid.conflicts) == [
+        ("10e/x/unit", "unit size", "5", "catalogue"),
+        ("10e/x/unit|1", "equipment", "boltgun", "export"),
+        ("10e/x/unit|1", "text", "Every model is equipped with: boltgun.", "export"),
+        ("10e/x/unit|2", "min_models", "4", "export"),
+        ("10e/x/unit|2", "text", "4-9 Troopers", "export"),
+    ]
+    # the catalogue's lines name the same models, but are another publisher's: set aside, their size compared
+    assert valid.duplicates[("catalogue", "unit_composition")] == 2
+    assert valid.duplicates[("catalogue", "wargear_loadouts")] == 1

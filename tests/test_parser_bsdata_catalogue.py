@@ -12,7 +12,8 @@ from pipeline.fetch import read_folder_files
 from pipeline.manifest import read_manifest
 from pipeline.parsers.bsdata_catalogue import parse_cat_json, parse_cat_xml, parse_catalogue_set, read_xml
 from schemas.records import (
-    Ability, DataFlag, DataGap, Datasheet, Keyword, ModelProfile, Source, UnitComposition, WeaponAbility, WeaponProfile,
+    Ability, DataFlag, DataGap, Datasheet, Keyword, ModelProfile, Source, UnitComposition, WargearLoadout, WeaponAbility,
+    WeaponProfile,
 )
 from tests.conftest import CORPUS, RAW, assert_golden, records_as_json
 
@@ -191,12 +192,18 @@ def test_invulnerable_save_from_a_link_to_the_game_system_is_read_from_the_link_
     assert "invulnerable_save_from_link_name" in {f.flag for f in of(result, DataFlag)}
 
 
-def test_composition_counts_from_constraints():
-    result = parse_catalogue_set({"Test.cat": catalogue(squad())}, {"Test.cat": source()}, with_composition=True)
+def test_composition_counts_from_constraints_and_a_group_left_to_the_player():
+    result = parse_cat_xml(catalogue(squad()), source())
     rows = [(c.line, c.model_name, c.min_models, c.max_models, c.text) for c in of(result, UnitComposition)]
     assert rows == [(1, "Sister Superior", 1, 1, "1 Sister Superior"), (2, "Battle Sisters", 9, 9, "9 Battle Sisters")]
-    # the build's parser gives no composition rows (they would not line up with another source's)
-    assert not [r for r in parse_cat_xml(catalogue(squad()), source()).records if isinstance(r, UnitComposition)]
+    assert of(result, Datasheet)[0].starting_strength == 10
+    # the group of 9 names no default and its entry no minimum: which 9 models is the player's choice
+    gaps = [(g.table_name, g.entity_key, g.reason) for g in of(result, DataGap) if g.field == "default selection"]
+    assert gaps == [("unit_composition", "10e/adepta-sororitas/battle-sisters-squad|g-bs",
+                     "group 'Battle Sisters' asks for 9 selection(s), its entries' minimums give 0 and it names no "
+                     "default: the choice is the player's")]
+    # so the default loadout is the Sister Superior's alone (her plasma pistol has no minimum either)
+    assert [(w.models, w.model_count, w.equipment) for w in of(result, WargearLoadout)] == []
 
 
 def test_a_unit_without_faction_is_rejected_and_a_bad_value_rejects_the_profile_only():
@@ -238,7 +245,7 @@ def test_golden_battle_sisters_squad_and_canoness():
     sources = dict.fromkeys(FILES, SET_SOURCE)
     names = ["Imperium - Adepta Sororitas.cat", "Warhammer 40,000.gst"]
     files = {n: (BSDATA / n).read_text(encoding="utf-8") for n in names}
-    result = parse_catalogue_set(files, sources, emit=[names[0]], with_composition=True)
+    result = parse_catalogue_set(files, sources, emit=[names[0]])
     wanted = {"10e/adepta-sororitas/battle-sisters-squad", "10e/adepta-sororitas/canoness"}
     rows = [r for r in records_as_json(result.records)
             if r.get("datasheet_id") in wanted or r.get("entity_key", "").split("|")[0] in wanted]

@@ -169,10 +169,11 @@ def attack_command(
         "phase). Without a number or --models, a weapon of the loadout is fired as often as the "
         "loadout has it, and an optional weapon (not in the loadout) by 1 model, said in a note.")),
     models: Optional[int] = typer.Option(None, "--models", callback=_at_least_one, help=(
-        "Models in the attacking unit (default: its smallest size); with --weapon, how many models "
-        "fire each named weapon.")),
-    target_models: Optional[int] = typer.Option(None, "--target-models", callback=_at_least_one,
-                                                help="Models in the target unit."),
+        "Models in the attacking unit (default: its smallest size; needed for a unit the database "
+        "has no model count for); with --weapon, how many models fire each named weapon.")),
+    target_models: Optional[int] = typer.Option(None, "--target-models", callback=_at_least_one, help=(
+        "Models in the target unit (default: its smallest size; needed for a unit the database has "
+        "no model count for).")),
     phase: PhaseChoice = typer.Option(PhaseChoice.shooting, "--phase", help="shooting (ranged) or fight (melee)."),
     half_range: bool = typer.Option(False, "--half-range", help="Within half range (Rapid Fire, Melta)."),
     stationary: bool = typer.Option(False, "--stationary", help="Attacker Remained Stationary (Heavy)."),

@@ -22,6 +22,7 @@ from pipeline.engine.profiles import Context, Target, Weapon
 from pipeline.errors import InputError, NotFoundError
 from pipeline.limits import limit_error
 from pipeline.normalise.characteristics import make_dice
+from pipeline.normalise import composition
 from pipeline.normalise.names import name_key
 from pipeline.normalise.text import slug
 from pipeline.normalise.weapon_abilities import ParsedWeaponAbility
@@ -44,30 +45,28 @@ def _abilities(con: duckdb.DuckDBPyConnection, datasheet_id: str) -> dict[tuple,
     return out
 
 
-def model_count(con: duckdb.DuckDBPyConnection, datasheet: dict) -> tuple[int, str]:
-    """The unit's smallest legal size and where it came from.
+def model_count(con: duckdb.DuckDBPyConnection, datasheet: dict) -> tuple[int | None, str]:
+    """The unit's smallest legal size and where it came from (``normalise.composition.unit_size``).
 
     In order: the model count the datasheet prints (``(10 MODELS)``), the smallest ``N models``
-    points line (``unit_costs``), the sum of the composition lines' minimums up to the first
-    ``OR``; otherwise 1, said so in the second value.
+    points line (``unit_costs``), the sum of the minimums of the composition's first alternative;
+    otherwise None, and the second value says what is missing (never 1 assumed).
     """
-    if datasheet.get("starting_strength"):
-        return datasheet["starting_strength"], "printed model count"
-    sizes = [int(m.group(1)) for (d,) in con.execute(
-        "SELECT description FROM unit_costs WHERE datasheet_id = ?", [datasheet["datasheet_id"]]).fetchall()
-        if (m := re.fullmatch(r"(\d+) models?", d.strip()))]
-    if sizes:
-        return min(sizes), "smallest unit size in its points"
-    total = 0
-    for low, text in con.execute(
-        "SELECT min_models, text FROM unit_composition WHERE datasheet_id = ? ORDER BY line",
-        [datasheet["datasheet_id"]]).fetchall():
-        if text.strip().upper() == "OR":
-            break
-        total += low or 0
-    if total:
-        return total, "sum of its composition lines"
-    return 1, "no model count in the database: 1 model assumed (use --models / --target-models)"
+    ds_id = datasheet["datasheet_id"]
+    points = [d for (d,) in con.execute("SELECT description FROM unit_costs WHERE datasheet_id = ?", [ds_id]).fetchall()]
+    lines = [(text, name, low) for name, low, text in con.execute(
+        "SELECT model_name, min_models, text FROM unit_composition WHERE datasheet_id = ? ORDER BY line",
+        [ds_id]).fetchall()]
+    return composition.unit_size(datasheet.get("starting_strength"), points, lines)
+
+
+def no_model_count(datasheet: dict, why: str, option: str) -> InputError:
+    """The error for a unit with no model count in the database when its size is needed:
+    names the missing value (``why``, from ``model_count``), its gap and the option to give."""
+    return InputError(
+        f"{datasheet['name']} ({datasheet['datasheet_id']}) has no model count in the database ({why}; "
+        f"its data_gaps row: table datasheets, field starting_strength); give the number of models with {option}"
+    )
 
 
 def _models(n: int) -> str:
@@ -499,7 +498,9 @@ def attacker_weapons(
     the loadout), else as often as the loadout fires it, else (an optional weapon, not in the
     loadout) by 1 model, said in ``notes``.
     Raises ``NotFoundError`` (with close names) for a weapon or profile the datasheet does not
-    have, and ``InputError`` when the datasheet has no weapon for the phase.
+    have, and ``InputError`` when the datasheet has no weapon for the phase, or no model count in
+    the database (``model_count``) while neither ``models`` nor a number with every weapon is
+    given (never 1 model assumed).
 
     In the fight phase each model fights with one melee weapon plus any with [EXTRA ATTACKS]
     (10th edition): where a loadout line gives its models several, the one with the highest
@@ -530,14 +531,17 @@ def attacker_weapons(
     by_weapon: dict[str, list[dict]] = {}
     for p in profiles:
         by_weapon.setdefault(p["weapon_name"], []).append(p)
-    unit_size, how = model_count(con, datasheet)
-    if models is not None:
-        unit_size = models
-    elif how.startswith("no model count"):
-        notes.append(f"{datasheet['name']}: {how}")
-    elif how != "printed model count":
-        notes.append(f"{datasheet['name']}: {_models(unit_size)} ({how})")
-    loadout = read_loadout(con, datasheet, phase, unit_size)
+    size, how = model_count(con, datasheet)
+    unit_size = models if models is not None else size
+    if unit_size is None:
+        if not weapon_names or not all(_COUNTED_ITEM.fullmatch(w) for w in weapon_names):
+            raise no_model_count(datasheet, how, '--models N (or give each --weapon its number: --weapon "2 boltguns")')
+        # every weapon is fired as often as its number says: the unit's size and loadout are not needed
+        unit_size, loadout = 0, Loadout(fired={}, per_model={}, unmatched=(), items=())
+    else:
+        if models is None and how != "printed model count":
+            notes.append(f"{datasheet['name']}: {_models(unit_size)} ({how})")
+        loadout = read_loadout(con, datasheet, phase, unit_size)
     all_weapons = [n for (n,) in con.execute(
         "SELECT DISTINCT weapon_name FROM weapon_profiles WHERE datasheet_id = ? ORDER BY 1",
         [datasheet["datasheet_id"]]).fetchall()]
@@ -755,7 +759,8 @@ def target_from_datasheet(
     The invulnerable save follows its scope (``invulnerable_save_against``: a save against
     ranged attacks only is not used in the fight phase); notes about it go to ``notes``.
     Raises ``InputError`` when the database has no characteristics for it (the source lost
-    them), naming an inline profile to use instead.
+    them), naming an inline profile to use instead, and when it has no model count and ``models``
+    is not given (``--target-models``; never 1 model assumed).
     """
     notes = notes if notes is not None else []
     lines = _rows(con.execute(
@@ -767,7 +772,12 @@ def target_from_datasheet(
             "database (its source lost them); give the target as an inline profile, "
             'e.g. --target "T3 Sv3+ W1 x10 INFANTRY"'
         )
-    first = _bodyguard_line(con, datasheet, usable, models, notes)
+    count = models
+    if count is None:
+        count, how = model_count(con, datasheet)
+        if count is None:
+            raise no_model_count(datasheet, how, "--target-models N")
+    first = _bodyguard_line(con, datasheet, usable, count, notes)
     keywords = frozenset(r["keyword"].upper() for r in _rows(con.execute(
         "SELECT keyword FROM keywords WHERE datasheet_id = ?", [datasheet["datasheet_id"]])))
     fnp = feel_no_pain(con, datasheet, first, notes)
@@ -777,7 +787,6 @@ def target_from_datasheet(
     )):
         if slug(a["name"]) == "stealth":
             stealth = True
-    count = models if models is not None else model_count(con, datasheet)[0]
     invuln, why = invulnerable_save_against(first, phase)
     if why:
         notes.append(f"target {datasheet['name']}: {why}")
@@ -832,15 +841,14 @@ def _profile_text(line: dict) -> str:
             + (f" inv{line['invulnerable_save']}+" if line["invulnerable_save"] else "") + ")")
 
 
-def _bodyguard_line(con: duckdb.DuckDBPyConnection, datasheet: dict, usable: list[dict], models: int | None,
+def _bodyguard_line(con: duckdb.DuckDBPyConnection, datasheet: dict, usable: list[dict], models: int,
                     notes: list[str]) -> dict:
     """The model line a target unit of several model profiles is modelled with: every model gets
     the profile of the line with the most models in the composition (the first line on a tie);
     the lines used and ignored go to ``notes``. Mixed units are not allocated model by model."""
     if len({_characteristics(ln) for ln in usable}) == 1:
         return usable[0]
-    size = models if models is not None else model_count(con, datasheet)[0]
-    types = _model_type_counts(con, datasheet["datasheet_id"], size)
+    types = _model_type_counts(con, datasheet["datasheet_id"], models)
     counts = [types.get(_model_key(ln["model_name"]), 0) for ln in usable]
     first = usable[max(range(len(usable)), key=lambda i: (counts[i], -i))]
     ignored = [f"{_profile_text(ln)}, {c} model{'s' if c != 1 else ''}" for ln, c in zip(usable, counts)

@@ -85,8 +85,9 @@ def resolve_target(con, text: str, models: int | None = None, notes: list[str] |
     """A ``Target`` from a standard profile name, an inline profile or a datasheet name, attacked
     in ``phase`` (a datasheet's invulnerable save may hold against ranged or melee attacks only).
 
-    Raises ``InputError`` for an unreadable inline profile and ``NotFoundError`` for an unknown
-    datasheet name (with close names, the standard profiles and the inline syntax).
+    Raises ``InputError`` for an unreadable inline profile or a datasheet with no model count in
+    the database when ``models`` is not given (``--target-models``), and ``NotFoundError`` for an
+    unknown datasheet name (with close names, the standard profiles and the inline syntax).
     """
     notes = notes if notes is not None else []
     key = text.strip().upper()
@@ -105,8 +106,8 @@ def resolve_target(con, text: str, models: int | None = None, notes: list[str] |
         if others:
             notes.append(f"target {text!r}: using {sheet['datasheet_id']}; also matching: "
                          + ", ".join(o["datasheet_id"] for o in others))
-        target = target_from_datasheet(con, sheet, phase=phase, notes=notes)
-        if not sheet.get("starting_strength"):
+        target = target_from_datasheet(con, sheet, models=models, phase=phase, notes=notes)
+        if models is None and not sheet.get("starting_strength"):
             notes.append(f"target {sheet['name']}: {target.models} model{'' if target.models == 1 else 's'} "
                          f"({model_count(con, sheet)[1]})")
     return dataclasses.replace(target, models=models) if models is not None else target

@@ -90,3 +90,77 @@ def model_groups(printed: str) -> list[ModelGroup] | None:
         high = int(m.group("max") or low)
         groups.append(ModelGroup(low, high, name, footnote))
     return groups
+
+
+#: Points lines that state a unit size (``5 models``).
+_SIZE_IN_POINTS = re.compile(r"\s*(\d+)\s+models?\s*", re.IGNORECASE)
+
+
+def smallest_unit_size(lines: list[tuple[str, str, int | None]]) -> int | None:
+    """The smallest unit a composition allows: the sum of its first alternative's minimums; None
+    when that gives no model.
+
+    ``lines``: each composition row's ``(text, model_name, min_models)`` in line order. The first
+    alternative ends at an ``OR`` row; after a ``One of the following:`` row (a line that is no
+    model line and ends with ``:``) it is the first printed line (the rows of the same ``text``).
+    Rows that are no model line (``10 MODELS MAXIMUM``) count nothing.
+
+    >>> smallest_unit_size([("1 Sergeant and 4-9 Intercessors", "Sergeant", 1),
+    ...                     ("1 Sergeant and 4-9 Intercessors", "Intercessors", 4)])
+    5
+    >>> smallest_unit_size([("1 A and 9 B", "A", 1), ("1 A and 9 B", "B", 9), ("OR", "", None),
+    ...                     ("2 A and 18 B", "A", 2), ("2 A and 18 B", "B", 18)])
+    10
+    >>> smallest_unit_size([("One of the following:", "", None), ("1 A and 9 B", "A", 1), ("1 A and 9 B", "B", 9),
+    ...                     ("1 A, 7 B and 1 C", "A", 1), ("1 A, 7 B and 1 C", "B", 7), ("1 A, 7 B and 1 C", "C", 1)])
+    10
+    >>> smallest_unit_size([("1 Hero", "Hero", 1), ("1 Hero", "Hero", 1)])  # two model entries of one name
+    2
+    >>> smallest_unit_size([("0-1 Gun Servitor", "Gun Servitor", 0)]), smallest_unit_size([])
+    (None, None)
+    """
+    total = 0
+    listed = False  # after "One of the following:"
+    first: str | None = None
+    for text, name, least in lines:
+        if is_alternative(text):
+            break
+        if not name and least is None:
+            listed = listed or text.rstrip().endswith(":")
+            continue
+        if listed:
+            first = text if first is None else first
+            if text != first:
+                break
+        total += least or 0
+    return total or None
+
+
+def unit_size(starting_strength: int | None, points_lines: list[str],
+              lines: list[tuple[str, str, int | None]]) -> tuple[int | None, str]:
+    """A unit's smallest size and where it comes from, or None and what is missing (never 1 assumed).
+
+    In order: the model count the datasheet prints (``starting_strength``), the smallest
+    ``N models`` points line (``unit_costs.description``), the composition's first alternative
+    (``smallest_unit_size``; ``lines`` as it takes them). The one reading of a unit's size, for the attack engine and the
+    build's ``data_gaps``.
+
+    >>> unit_size(10, [], [])
+    (10, 'printed model count')
+    >>> unit_size(None, ["5 models", "10 models"], [])
+    (5, 'smallest unit size in its points')
+    >>> unit_size(None, [], [("1-2 Hippogriff AFV", "Hippogriff AFV", 1)])
+    (1, 'sum of its composition lines')
+    >>> unit_size(None, ["+1 model"], [("0-1 Gun Servitor", "Gun Servitor", 0)])[1]
+    "no starting strength, no 'N models' points line, and its 1 composition line(s) give no minimum"
+    """
+    if starting_strength:
+        return starting_strength, "printed model count"
+    sizes = [int(m.group(1)) for d in points_lines if (m := _SIZE_IN_POINTS.fullmatch(d))]
+    if sizes:
+        return min(sizes), "smallest unit size in its points"
+    total = smallest_unit_size(lines)
+    if total:
+        return total, "sum of its composition lines"
+    composition = f"its {len(lines)} composition line(s) give no minimum" if lines else "no composition lines"
+    return None, f"no starting strength, no 'N models' points line, and {composition}"

@@ -44,13 +44,22 @@ What is read of a unit, walking its entries, groups and links (each shared targe
   the line by the shared assembly as every source's.
 - keywords: the unit entry's category links, through ``bsdata_categories.classify_categories``
   (case P28; the game system's faction list when the game system is among the files).
-- composition: one row per model entry (type ``model``), or per group of model entries with
-  its own counts (``9 Battle Sisters``), with the ``min`` / ``max`` selection constraints
-  (scope ``parent``); a top-level model unit is one model. ``starting_strength`` is their sum
-  when every row is a fixed count. The rows are ``UnitComposition`` records only with
-  ``with_composition=True``: the build merges composition rows line by line, and BattleScribe's
-  option slots (``0-1 Shock Trooper w/ Meltagun``) do not line up with the printed lines of
-  another source, so merged they would mix two compositions into one.
+- the unit's size and loadout, from its default roster (``bsdata_roster``: what BattleScribe
+  selects when the unit is added -- every entry's ``min``, a group's ``min`` filled with its
+  ``defaultSelectionEntryId``): one ``UnitComposition`` row per model entry, or per group of model
+  entries with its own counts (``9 Battle Sisters``), ``min_models`` its models in the default
+  roster (so the rows add up to the unit's smallest size) and ``max_models`` the most the
+  constraints allow (None: no maximum), ``text`` ``9 Battle Sisters`` / ``0-1 ...`` / ``6+ ...``;
+  a top-level model unit is one row of one model. ``starting_strength`` is their sum when every
+  row is a fixed count. The default weapons become ``WargearLoadout`` rows (``loadout_lines``):
+  ``This model`` for a model unit, ``Every model`` when every model has the same weapons, else
+  one row per model entry (``4x Intercessor``, ``model_count`` 4); ``text`` is composed as
+  ``<models> is/are equipped with: <weapons>.`` (BattleScribe prints no such line). A group whose
+  default is the player's choice (a Crucible character's weapon, a squad's ``9`` models with no
+  default entry) is a ``DataGap`` (field ``default selection``), never guessed. When a source
+  of higher precedence also gives the unit, the build keeps that source's composition and loadout
+  whole (``pipeline.merge.keep_first_whole``): BattleScribe's option slots (``0-1 Shock Trooper
+  w/ Meltagun``) do not line up with another publisher's printed lines.
 - enhancement and Crusade groups a unit links (``NOT_UNIT_WARGEAR``) are not walked: they are
   not the unit's wargear (counted in ``boilerplate``).
 - links into the game system's selection entries and groups (Crusade, Warlord, Weapon
@@ -91,6 +100,7 @@ from pipeline.normalise.text import clean_line, slug
 from pipeline.parsers import ParseResult, load_json, xml_reason
 from pipeline.parsers.bsdata_categories import FACTION_PREFIX, classify_categories
 from pipeline.parsers.bsdata_gamesystem import plain_rule_text
+from pipeline.parsers.bsdata_roster import Roster, unit_roster
 from pipeline.assemble.collector import Collector
 from pipeline.assemble.ids import datasheet_id
 from pipeline.assemble.models import assemble_model
@@ -107,6 +117,7 @@ from schemas.records import (
     Reject,
     Source,
     UnitComposition,
+    WargearLoadout,
 )
 
 Tree = dict[str, Any]
@@ -383,7 +394,7 @@ def parse_cat_set_xml(files: Mapping[str, str], source: Source) -> ParseResult:
 
 
 def parse_catalogue_set(files: Mapping[str, str], sources: Mapping[str, Source],
-                        emit: Iterable[str] | None = None, with_composition: bool = False) -> ParseResult:
+                        emit: Iterable[str] | None = None) -> ParseResult:
     """Parse a set of BattleScribe files together, links resolved across all of them.
 
     ``files``: file name -> text (``.cat``/``.gst`` read as XML, ``.json`` as JSON);
@@ -396,15 +407,14 @@ def parse_catalogue_set(files: Mapping[str, str], sources: Mapping[str, Source],
         Document(name, read_json(text) if name.endswith(".json") else read_xml(text), sources[name], name in wanted)
         for name, text in files.items()
     ]
-    return walk_catalogues(docs, with_composition)
+    return walk_catalogues(docs)
 
 
-def walk_catalogues(docs: list[Document], with_composition: bool = False) -> ParseResult:
+def walk_catalogues(docs: list[Document]) -> ParseResult:
     """The tree walker: datasheets of every unit defined in the documents marked ``emit``.
 
     Links resolve against all the documents. Returns records, rejects and counters
-    (module docstring). ``with_composition``: also the ``UnitComposition`` rows (off in the
-    build: see the module docstring).
+    (module docstring).
     """
     result = ParseResult()
     index = _index(docs)
@@ -425,7 +435,7 @@ def walk_catalogues(docs: list[Document], with_composition: bool = False) -> Par
                 else:
                     result.boilerplate["bsdata: top-level model entries without a Faction category (shared models)"] += 1
                 continue
-            _Unit(doc, entry, index, factions, result, taken, with_composition).run()
+            _Unit(doc, entry, index, factions, result, taken).run()
     return result
 
 
@@ -441,13 +451,59 @@ def _reject(doc: Document, locator: str, node: Tree, reason: str, table: str = "
     return Reject(source_id=doc.source.source_id, locator=locator, table_name=table, raw_text=_raw(node), reason=reason)
 
 
+def _model_name(printed: str) -> str:
+    """A model's name as the datasheet's: cleaned, the Legends marker taken off (``LEGENDS_MARKER``)."""
+    return LEGENDS_MARKER.sub("", clean_line(printed))
+
+
+def _not_unit_wargear(node: Tree) -> bool:
+    """Enhancement and Crusade groups and entries (``NOT_UNIT_WARGEAR``): not the unit's."""
+    return bool(NOT_UNIT_WARGEAR.search(str(node.get("name", "")))) or "crusade" in _text(node.get("comment")).lower()
+
+
+def composition_count(least: int, most: int | None) -> str:
+    """How a composition line's count reads: ``9``, ``0-1``, ``6+`` (no maximum).
+
+    >>> composition_count(9, 9), composition_count(0, 1), composition_count(6, None)
+    ('9', '0-1', '6+')
+    """
+    if most is None:
+        return f"{least}+"
+    return str(least) if least == most else f"{least}-{most}"
+
+
+def loadout_lines(roster: Roster, single_model: bool) -> list[tuple[str, int | None, str]]:
+    """The default loadout as lines ``(models, model_count, equipment)``.
+
+    A top-level model unit: ``This model`` (1). Every model of the default roster with the same
+    weapons (in any order; every model of the roster decided): one line ``Every model`` (no count:
+    it is every model at any size). Else one line per model entry with weapons, ``9x Battle
+    Sister`` (9). Equipment: ``; ``-separated, a number first when a model has more than one
+    (``2 Heavy bolter``). Models without weapons get no line.
+    """
+    def equipment(items: tuple[tuple[str, int], ...]) -> str:
+        counts: dict[str, int] = {}
+        for name, n in items:
+            counts[name] = counts.get(name, 0) + n
+        return "; ".join(name if n == 1 else f"{n} {name}" for name, n in counts.items())
+
+    armed = [m for m in roster.models if m.equipment]
+    if not armed:
+        return []
+    if single_model:
+        return [("This model", 1, equipment(armed[0].equipment))]
+    decided = sum(m.count for m in roster.models) == roster.smallest
+    if decided and len(armed) == len(roster.models) and len({tuple(sorted(m.equipment)) for m in armed}) == 1:
+        return [("Every model", None, equipment(armed[0].equipment))]
+    return [(f"{m.count}x {m.name}", m.count, equipment(m.equipment)) for m in armed]
+
+
 @dataclass
 class _Walk:
     """Where the walk is: inside wargear (an upgrade entry), and the document of the node."""
 
     doc: Document
     wargear: bool = False
-    in_group: bool = False  # inside a model group that is one composition line
 
 
 @dataclass
@@ -458,14 +514,12 @@ class _Unit:
     factions: frozenset[str]
     result: ParseResult
     taken: dict[str, str]
-    with_composition: bool = False
     records: list[Record] = field(default_factory=list)
     visited: set[str] = field(default_factory=set)
     models: list[PrintedModel] = field(default_factory=list)  # the Unit profiles, as printed
     model_values: set[tuple] = field(default_factory=set)
     abilities: dict[tuple, Ability] = field(default_factory=dict)
     invulns: list[tuple[str, str, str]] = field(default_factory=list)  # (name, description, locator)
-    composition: list[tuple[str, int | None, int | None, str]] = field(default_factory=list)
     collector: Collector = field(init=False)  # the shared rules; its records are the unit's
 
     def __post_init__(self) -> None:
@@ -514,8 +568,6 @@ class _Unit:
             self.flag(locator, "datasheets", ds_id, "several_factions",
                       f"Faction categories {bs_factions}: filed under {faction_id}")
         # the walk
-        if entry.get("type") == "model":
-            self.composition.append((name, 1, 1, locator))
         self.visit_entry(entry, _Walk(doc), top=True)
         # the model lines: a line that prints no invulnerable save gets the one of the unit's
         # Invulnerable Save abilities for the unit, or for its model
@@ -525,14 +577,7 @@ class _Unit:
         if not self.models:
             self.gap(locator, "model_profiles", ds_id, "characteristics",
                      "no 'Unit' profile reachable from this unit in the files read")
-        # composition
-        starting = None
-        if self.composition and all(lo is not None and lo == hi for _, lo, hi, _ in self.composition):
-            starting = sum(lo or 0 for _, lo, _, _ in self.composition)
-        for line, (model, lo, hi, loc) in enumerate(self.composition if self.with_composition else (), start=1):
-            count = "?" if lo is None and hi is None else (str(lo) if lo == hi else f"{lo if lo is not None else 0}-{hi if hi is not None else '?'}")
-            self.records.append(UnitComposition(source_id=self.sid, locator=loc, datasheet_id=ds_id, line=line,
-                                                model_name=model, min_models=lo, max_models=hi, text=f"{count} {model}"))
+        starting = self.composition_and_loadout()
         datasheet = Datasheet(source_id=self.sid, locator=locator, datasheet_id=ds_id, name=name,
                               faction_id=faction_id, edition=edition, game_mode=doc.source.game_mode,
                               starting_strength=starting, external_id=str(entry.get("id")))
@@ -545,6 +590,30 @@ class _Unit:
         self.result.records.extend([datasheet, *keywords, *self.records])
         self.result.rejects.extend(self.collector.rejects)
         self.result.duplicates.update(self.collector.duplicates)
+
+    def composition_and_loadout(self) -> int | None:
+        """The unit's ``UnitComposition`` and ``WargearLoadout`` rows from its default roster
+        (``bsdata_roster``, module docstring); returns its starting strength (the lines' sum when
+        every line is a fixed count, else None)."""
+        roster = unit_roster(self.entry, self.doc, self.index, _model_name, _not_unit_wargear)
+        for line, model in enumerate(roster.lines, start=1):
+            self.records.append(UnitComposition(
+                source_id=self.sid, locator=_loc(model.doc, model.node, model.kind), datasheet_id=self.ds_id,
+                line=line, model_name=model.name, min_models=model.default, max_models=model.most,
+                text=f"{composition_count(model.default, model.most)} {model.name}"))
+        for undecided in roster.undecided:
+            table = "unit_composition" if undecided.what == "models" else "wargear_loadouts"
+            self.gap(_loc(undecided.doc, undecided.node, "selectionEntryGroup"), table,
+                     f"{self.ds_id}|{undecided.node.get('id')}", "default selection", undecided.why)
+        for line, (models, count, equipment) in enumerate(loadout_lines(roster, self.entry.get("type") == "model"), start=1):
+            verb = "are" if count is not None and count > 1 else "is"
+            self.records.append(WargearLoadout(
+                source_id=self.sid, locator=_loc(self.doc, self.entry), datasheet_id=self.ds_id, line=line,
+                models=models, model_count=count, equipment=equipment,
+                text=f"{models} {verb} equipped with: {equipment}."))
+        if roster.lines and all(m.default == m.most for m in roster.lines):
+            return roster.smallest
+        return None
 
     # -- walking
 
@@ -561,16 +630,13 @@ class _Unit:
         ident = entry.get("id")
         if not top and ident in self.visited:
             return
-        if not top and (NOT_UNIT_WARGEAR.search(str(entry.get("name", "")))
-                        or "crusade" in _text(entry.get("comment")).lower()):
+        if not top and _not_unit_wargear(entry):
             self.result.boilerplate["bsdata: enhancement and Crusade groups linked from units (not the unit's wargear)"] += 1
             return
         if ident:
             self.visited.add(str(ident))
         kind = entry.get("type")
-        if not top and kind == "model" and not walk.in_group:
-            self.composition.append((clean_line(str(entry.get("name", ""))), *self.counts(entry), _loc(walk.doc, entry)))
-        inner = _Walk(walk.doc, walk.wargear or kind == "upgrade", walk.in_group and kind != "model")
+        inner = _Walk(walk.doc, walk.wargear or kind == "upgrade")
         linked = _weapon_links(entry) if inner.wargear else {}
         for profile in _list(entry, "profiles"):
             self.profile(profile, inner, linked.get(str(profile.get("id")), ()))
@@ -583,11 +649,7 @@ class _Unit:
         for child in _list(entry, "selectionEntries"):
             self.visit_entry(child, inner)
         for group in _list(entry, "selectionEntryGroups"):
-            if self.model_group(group, walk.doc):
-                self.composition.append((clean_line(str(group.get("name", ""))), *self.counts(group), _loc(walk.doc, group, "selectionEntryGroup")))
-                self.visit_entry(group, _Walk(inner.doc, inner.wargear, in_group=True))
-            else:
-                self.visit_entry(group, inner)
+            self.visit_entry(group, inner)
         for link in _list(entry, "entryLinks"):
             target = self.resolve(link, inner, ("selectionEntry", "selectionEntryGroup"))
             if target is None:
@@ -596,43 +658,7 @@ class _Unit:
                 self.result.boilerplate["bsdata: links to game-system entries (Crusade, Warlord) not followed"] += 1
                 continue
             node = target.node
-            if target.kind == "selectionEntry" and node.get("type") == "model" and target.node.get("id") not in self.visited \
-                    and not inner.in_group:
-                # a linked model: its counts are on the link
-                lo, hi = self.counts(link)
-                self.visited.add(str(node.get("id")))
-                self.composition.append((clean_line(str(node.get("name", ""))), lo, hi, _loc(target.doc, node)))
-                self.visit_entry({**node, "type": "model-linked"}, _Walk(target.doc, inner.wargear), top=True)
-                continue
             self.visit_entry(node, _Walk(target.doc, inner.wargear or node.get("type") == "upgrade"))
-
-    def model_group(self, group: Tree, doc: Document) -> bool:
-        """A group of model entries with its own min/max (``9 Battle Sisters``): one composition line."""
-        lo, hi = self.counts(group)
-        if lo is None and hi is None:
-            return False
-        members = list(_list(group, "selectionEntries"))
-        for link in _list(group, "entryLinks"):
-            target = self.index.get(str(link.get("targetId", "")))
-            if target is not None and target.kind == "selectionEntry":
-                members.append(target.node)
-        return bool(members) and all(m.get("type") == "model" for m in members)
-
-    @staticmethod
-    def counts(entry: Tree) -> tuple[int | None, int | None]:
-        lo = hi = None
-        for c in _list(entry, "constraints"):
-            if c.get("field") != "selections" or c.get("scope") != "parent":
-                continue
-            try:
-                value = int(float(str(c.get("value"))))
-            except (ValueError, OverflowError):  # not a number, or inf
-                continue
-            if c.get("type") == "min":
-                lo = value
-            elif c.get("type") == "max":
-                hi = value
-        return (0 if lo is None and hi is not None else lo), hi
 
     def info_link(self, link: Tree, walk: _Walk) -> None:
         kind = link.get("type")
