@@ -67,6 +67,14 @@ MAX_NESTING_DEPTH = 256
 #: Bytes of one raw source file (the largest real one, a BattleScribe catalogue, has 3 MB).
 MAX_FILE_BYTES = 64 * 1024 * 1024
 
+#: Seconds one ``wh40k sql`` call may run (its statements and the fetch of its rows): a query
+#: over the whole database takes well under a second; a crafted one (a cross join of two huge
+#: ranges) is stopped, not left to hang.
+MAX_SQL_SECONDS = 60
+
+#: Rows one ``wh40k sql`` query may return (the largest table has some 75,000).
+MAX_SQL_ROWS = 1_000_000
+
 
 def limit_error(given: str, limit: str, hint: str) -> InputError:
     """The error for a value over a limit: what was given, the limit, and how to fix it.

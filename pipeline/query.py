@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import re
+import threading
 from pathlib import Path
 from typing import Any, Iterable, NamedTuple
 
@@ -18,7 +19,7 @@ from pipeline.database import (  # noqa: F401  (DEFAULT_DB, open_database: re-ex
     DEFAULT_DB, SANDBOX_HINT, database_failure, one_line, open_database,
 )
 from pipeline.errors import DatabaseError, InputError, NotFoundError
-from pipeline.limits import MAX_NAME_LENGTH, check_name
+from pipeline.limits import MAX_NAME_LENGTH, MAX_SQL_ROWS, MAX_SQL_SECONDS, check_name
 from pipeline.normalise.names import name_key
 from pipeline.normalise.text import clean_line, slug
 
@@ -159,7 +160,8 @@ def run_sql(con: duckdb.DuckDBPyConnection, statement: str) -> Rows:
     SET, INSTALL, a PRAGMA that is not in ``READ_ONLY_PRAGMAS``, EXPLAIN ANALYZE of anything but a
     query ...), naming it, before any statement runs; and for a statement DuckDB rejects, with
     DuckDB's message on one line and, for an unknown table or column, close names and how to
-    list them, or, for what the sandbox refuses (a file, a URL, an extension), why.
+    list them, or, for what the sandbox refuses (a file, a URL, an extension), why; and for a
+    query that runs past ``MAX_SQL_SECONDS`` (it is stopped) or gives more than ``MAX_SQL_ROWS``.
     """
     try:
         statements = con.extract_statements(statement)
@@ -171,11 +173,26 @@ def run_sql(con: duckdb.DuckDBPyConnection, statement: str) -> Rows:
         refused = refusal(con, i, st)
         if refused:
             raise DatabaseError(refused)
+    timer = threading.Timer(MAX_SQL_SECONDS, con.interrupt)
+    timer.daemon = True
+    timer.start()
     try:
         cursor = None
         for st in statements:
             cursor = con.execute(st.query)
-        return _rows(cursor) if cursor is not None else Rows()
+        if cursor is None:
+            return Rows()
+        names = [d[0] for d in cursor.description or []]
+        fetched = cursor.fetchmany(MAX_SQL_ROWS + 1)
+        if len(fetched) > MAX_SQL_ROWS:
+            raise DatabaseError(f"the query gives more than {MAX_SQL_ROWS:,} rows (the limit of one sql call); "
+                                "narrow it or add a LIMIT")
+        return Rows((dict(zip(names, row)) for row in fetched), columns=names)
+    except duckdb.InterruptException:
+        if timer.is_alive():
+            raise KeyboardInterrupt from None  # the user's Ctrl-C, not the time limit
+        raise DatabaseError(f"the query ran past {MAX_SQL_SECONDS} s (the limit of one sql call) and was "
+                            "stopped; narrow it or add a LIMIT") from None
     except duckdb.Error as exc:
         damaged = not isinstance(exc, duckdb.PermissionException) and database_failure(exc)
         if damaged:
@@ -184,6 +201,8 @@ def run_sql(con: duckdb.DuckDBPyConnection, statement: str) -> Rows:
         if _IN_EXTENSION.search(message):  # DuckDB's advice (INSTALL, SET autoinstall) cannot apply here
             message = message.split(" Please try installing", 1)[0].rstrip(".")
         raise DatabaseError(f"SQL failed: {message}{_sql_hint(con, exc)}") from None
+    finally:
+        timer.cancel()
 
 
 _IN_EXTENSION = re.compile(r"is not in the catalog, but it exists in the \w+ extension")

@@ -265,3 +265,28 @@ def test_lethal_hits_with_devastating_wounds_have_an_attack_limit():
         exact.resolve([boltgun(attacks=dice("1"), models=501, lethal_hits=True, devastating_wounds=True)], MEQ)
     assert str(err.value) == ("weapon 'Boltgun': 501 attacks with Lethal Hits and Devastating Wounds: at most 500 "
                               "attacks of a weapon with both; give fewer models")
+
+
+def test_a_sql_query_past_the_time_limit_is_stopped_with_one_line(db, monkeypatch):
+    # A crafted query (a cross join of two huge ranges) must not hang: it is interrupted at the limit.
+    from pipeline.database import open_database
+    from pipeline.errors import DatabaseError
+
+    monkeypatch.setattr(query, "MAX_SQL_SECONDS", 1)
+    con = open_database(db)
+    started = time.monotonic()
+    with pytest.raises(DatabaseError, match=r"the query ran past 1 s \(the limit of one sql call\) and was stopped"):
+        query.run_sql(con, "SELECT count(*) FROM range(100000000) a, range(100000000) b")
+    assert time.monotonic() - started < 30
+    assert query.run_sql(con, "SELECT 1 AS x") == [{"x": 1}]  # the connection is usable afterwards
+
+
+def test_a_sql_query_giving_too_many_rows_is_an_error(db, monkeypatch):
+    from pipeline.database import open_database
+    from pipeline.errors import DatabaseError
+
+    monkeypatch.setattr(query, "MAX_SQL_ROWS", 10)
+    con = open_database(db)
+    assert len(query.run_sql(con, "SELECT * FROM range(10)")) == 10
+    with pytest.raises(DatabaseError, match=r"more than 10 rows \(the limit of one sql call\); narrow it or add a LIMIT"):
+        query.run_sql(con, "SELECT * FROM range(11)")
