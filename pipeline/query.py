@@ -203,6 +203,7 @@ def run_sql(con: duckdb.DuckDBPyConnection, statement: str) -> Rows:
         raise DatabaseError(f"SQL failed: {message}{_sql_hint(con, exc)}") from None
     finally:
         timer.cancel()
+        timer.join()  # gone before the caller goes on (a live timer thread at exit aborted the process)
 
 
 _IN_EXTENSION = re.compile(r"is not in the catalog, but it exists in the \w+ extension")

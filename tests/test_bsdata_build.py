@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import shutil
 
-import duckdb
 import pytest
 
 from pipeline.build import build
+from pipeline.database import open_database
 from pipeline.engine.service import AttackRequest, attack
 from pipeline.fetch import fetch_sources, read_folder_files
 from pipeline.manifest import read_manifest
@@ -33,7 +33,8 @@ def db(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def con(db):
-    return duckdb.connect(str(db), read_only=True)
+    # the readers' sandboxed connection: DuckDB refuses two connections to one file with other settings
+    return open_database(db)
 
 
 def test_a_unit_from_both_sources_is_one_datasheet(con):

@@ -289,8 +289,9 @@ def test_a_target_s_feel_no_pain_against_psychic_attacks_applies_to_a_psychic_we
 
 
 def test_feel_no_pain_rows_read_from_ability_texts(db):
-    import duckdb
-    con = duckdb.connect(str(db), read_only=True)
+    from pipeline.database import open_database
+
+    con = open_database(db)  # the readers' connection: attack() opens this file in this process too
     rows = con.execute(
         "SELECT scope, threshold, condition IS NULL FROM feel_no_pain "
         "WHERE datasheet_id = '10e/adepta-sororitas/crusaders' ORDER BY scope").fetchall()
