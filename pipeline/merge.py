@@ -20,7 +20,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Iterable, Mapping
 
-from pipeline.assemble.collector import entity_key
+from pipeline.assemble.collector import content, entity_key  # noqa: F401  (content: re-exported)
 from pipeline.normalise.composition import smallest_unit_size
 from pipeline.normalise.names import name_key
 from pipeline.precedence import kind_ranks
@@ -38,7 +38,6 @@ from schemas.records import (
     WeaponProfile,
 )
 
-_PROVENANCE = {"source_id", "locator"}
 
 #: Fields holding text as a source prints it, compared the way a reader reads them (``as_read``):
 #: ``text`` ignores case, quote style, spacing, brackets and emphasis marks; ``list`` is a
@@ -112,11 +111,6 @@ def source_order(sources: Iterable[Source]) -> list[Source]:
             s.source_id,
         ),
     )
-
-
-def content(record: Record) -> dict:
-    """A record's values without its provenance."""
-    return {k: v for k, v in record.model_dump().items() if k not in _PROVENANCE}
 
 
 def precedence_reason(winner: Source, loser: Source) -> str:

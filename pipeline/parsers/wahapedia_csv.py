@@ -79,17 +79,6 @@ from pipeline.assemble.models import assemble_model
 from pipeline.assemble.printed import PrintedModel, PrintedWeapon
 from pipeline.assemble.weapons import assemble_weapon
 from pipeline.errors import ManifestError, NormaliseError
-from pipeline.normalise.characteristics import (
-    armour_penetration,
-    characteristic_int,
-    dice,
-    distance,
-    invulnerable_save,
-    leadership,
-    roll_target,
-    skill,
-    weapon_range,
-)
 from pipeline.normalise.composition import model_groups
 from pipeline.normalise.text import SharedHtmlCleaning, clean_line, html_to_text, slug
 from pipeline.parsers import ParseResult
@@ -1579,13 +1568,6 @@ def _strip_ability_box(fragment: str) -> str:
     """Drop the title and fluff paragraph of an Abilities.csv core-ability box (kept elsewhere)."""
     fragment = re.sub(r'<div class="abName">.*?</div>', "", fragment)
     return re.sub(r'<p[^>]*class="[^"]*ShowFluff[^"]*"[^>]*>.*?</p>', "", fragment)
-
-
-def _roll_or_none(text: str) -> int | None:
-    t = clean_line(text)
-    if t in ("", "-"):
-        return None
-    return roll_target(t)
 
 
 def _int(text: str, name: str) -> int:
