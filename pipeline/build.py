@@ -24,7 +24,7 @@ from pipeline.extract import RawSnapshot, is_present, read_snapshot
 from pipeline.manifest import read_folder_files
 from pipeline.manifest import read_manifest
 from pipeline.tempfiles import remove_stale
-from pipeline.parsers import ParseResult, get_parser, get_preparer
+from pipeline.extractors import ParseResult, get_extractor, get_preparer
 from pipeline.merge import (
     align_names,
     align_with_earlier,
@@ -135,7 +135,7 @@ def parse_snapshot(snapshot: RawSnapshot, prepared: object | None = None) -> Par
 
     ``prepared`` is what ``prepare_snapshot`` returned for it (the parser takes it over).
     """
-    parser = get_parser(snapshot.source.format)
+    parser = get_extractor(snapshot.source.format)
     if prepared is not None:
         return parser(_content(snapshot), snapshot.source, prepared=prepared)  # type: ignore[call-arg]
     return parser(_content(snapshot), snapshot.source)  # type: ignore[arg-type]

@@ -9,7 +9,7 @@ from pathlib import Path
 from pipeline.errors import RawFileError
 from pipeline.limits import MAX_FILE_BYTES
 from pipeline.manifest import path_problem
-from pipeline.parsers import FOLDER_FILES
+from pipeline.extractors import FOLDER_FILES
 from schemas.records import DataFlag, Source
 
 
@@ -83,7 +83,7 @@ def is_present(
 def read_snapshot(raw_dir: Path, source: Source, members: tuple[str, ...] = ()) -> RawSnapshot:
     """Read one source's file (or folder) under ``raw_dir``.
 
-    From a folder, the files whose names end as ``pipeline.parsers.FOLDER_FILES`` lists for the
+    From a folder, the files whose names end as ``pipeline.extractors.FOLDER_FILES`` lists for the
     source's format: a ``.csv`` table under its table name (``Datasheets``), another file under its
     file name (``Tyranids.cat``).
 

@@ -12,7 +12,7 @@ from typing import Any, Iterable, get_args
 from pydantic import ValidationError
 
 from pipeline.errors import ManifestError
-from pipeline.parsers import PARSERS
+from pipeline.extractors import EXTRACTORS
 from pipeline.precedence import PRECEDENCE_FILE, kind_ranks
 from schemas.records import Source
 from schemas.types import Edition, GameMode
@@ -99,12 +99,12 @@ def unknown_choice(key: str, value: Any, known: Iterable[Any], plural: str, hint
 def _choice_problem(entry: dict[str, Any]) -> str | None:
     """The first enumerated key of a manifest entry whose value is not a known one, as a message.
 
-    ``format``: a key of ``pipeline.parsers.PARSERS``; ``kind``: a kind ranked in
+    ``format``: a key of ``pipeline.extractors.EXTRACTORS``; ``kind``: a kind ranked in
     ``pipeline/precedence.toml`` (an unranked kind would drop out of the precedence); ``game_mode``
     and ``edition``: the values of ``schemas.types.GameMode`` and ``Edition``.
     """
     choices: dict[str, tuple[Iterable[Any], str, str]] = {
-        "format": (sorted(PARSERS), "formats", ""),
+        "format": (sorted(EXTRACTORS), "formats", ""),
         "kind": (sorted(kind_ranks()), "kinds",
                  f" (ranked in pipeline/{PRECEDENCE_FILE.name}; a new kind needs a rank there)"),
         "game_mode": (get_args(GameMode), "game modes", " (leave game_mode out for a source of every game mode)"),
@@ -123,7 +123,7 @@ def read_manifest(raw_dir: Path) -> list[Source]:
 
     Raises ``ManifestError`` naming the file and the entry when the manifest is missing,
     is not valid TOML, or an entry has a missing or bad field: among them a ``format`` with no
-    parser in ``pipeline.parsers.PARSERS``, a ``kind`` that ``pipeline/precedence.toml`` does not
+    parser in ``pipeline.extractors.EXTRACTORS``, a ``kind`` that ``pipeline/precedence.toml`` does not
     rank, a ``game_mode`` or ``edition`` that is not one of the known values (the message lists
     the known values and suggests a close one), a ``file`` outside ``raw_dir`` (``path_problem``),
     or a bad fetch-only key (``read_fetch_settings``).

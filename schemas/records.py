@@ -64,7 +64,7 @@ class Source(Record):
     source_id: str
     title: str
     file: str  # path relative to the raw directory
-    format: str  # a key of pipeline.parsers.PARSERS
+    format: str  # a key of pipeline.extractors.EXTRACTORS
     publisher: str
     edition: Edition | None
     kind: str  # core-rules, index, codex, combat-patrol, export, rules-update, ...
@@ -183,6 +183,7 @@ class ModelProfile(Provenanced):
     wounds: int | None
     leadership: Leadership | None
     objective_control: int | None
+    invulnerable_save_note: str | None = None  # the note of a limited InSv ("4+*": "*Against ranged attacks only*")
 
 
 class WeaponProfile(Provenanced):
@@ -293,6 +294,7 @@ class LeaderLink(Provenanced):
     bodyguard_datasheet_id: str
     leader_name: str | None = None  # as printed, so a link survives a renamed or missing datasheet
     bodyguard_name: str | None = None
+    kind: str = "leader"  # "leader"; "support" for an 11th-edition Support unit (core rules, 19)
 
 
 class Stratagem(Provenanced):
@@ -377,6 +379,8 @@ class Detachment(Provenanced):
     name: str
     legend: str | None
     type: str | None  # e.g. "Boarding Actions"
+    detachment_points: int | None = None  # 11th edition: what the detachment costs of the army's Detachment Points
+    force_disposition: str | None = None  # 11th edition, as printed
 
 
 class DetachmentAbility(Provenanced):
@@ -423,7 +427,12 @@ class WargearOption(Provenanced):
 
 
 class UnitCost(Provenanced):
-    """The points cost of one unit size: ``5 models`` -> 110. ``is_addon`` for ``+55``."""
+    """The points cost of one unit size: ``5 models`` -> 110. ``is_addon`` for ``+55``.
+
+    11th edition: a cost can hold from the Nth unit of the datasheet in an army on
+    (``from_unit``: 1 for the 1st-2nd unit, 3 for the 3rd+ unit), and only with a keyword or
+    detachment (``condition``, as printed: "IMPERIUM", "Veiled Blade Elimination Force").
+    """
 
     __table__ = "unit_costs"
     __key__ = ("datasheet_id", "line")
@@ -433,6 +442,53 @@ class UnitCost(Provenanced):
     description: str
     cost_points: int
     is_addon: bool
+    model_count: int | None = None  # the unit size this cost is for, when the source gives it as a number
+    from_unit: int = 1
+    condition: str | None = None
+
+
+class WargearCost(Provenanced):
+    """The points a wargear choice adds to a unit (11th edition). Only choices that cost points:
+    a free choice is no row, and a bracket header is never stored as a choice."""
+
+    __table__ = "wargear_costs"
+    __key__ = ("datasheet_id", "line")
+
+    datasheet_id: str
+    line: int
+    option_text: str  # the wargear option as printed ("This model can be equipped with 1 ...")
+    wargear: str  # the choice that costs points
+    cost_points: int
+
+
+class DamagedProfile(Provenanced):
+    """A Damaged profile: while a model has ``min_wounds``-``max_wounds`` wounds remaining, its
+    text applies (e.g. "subtract 1 from the Hit roll"). ``hit_roll_modifier`` and
+    ``characteristic``/``change`` are what the text says as data where it is one plain change;
+    None where it is not (the text stays)."""
+
+    __table__ = "damaged_profiles"
+    __key__ = ("datasheet_id", "line")
+
+    datasheet_id: str
+    line: int
+    min_wounds: int | None
+    max_wounds: int | None
+    text: str
+    hit_roll_modifier: int | None = None
+    characteristic: str | None = None  # "A", "M", "OC", ... when the text changes one characteristic
+    change: str | None = None  # the change as printed ("-1", "halve", "-2\"")
+
+
+class SourceFile(Provenanced):
+    """One file a source was read from, with its checksum (a folder source has one per file)."""
+
+    __table__ = "source_files"
+    __key__ = ("source_id", "file")
+
+    file: str  # path relative to the source's folder (the file name for a one-file source)
+    sha256: str
+    bytes: int
 
 
 class RuleText(Provenanced):
@@ -612,6 +668,9 @@ ALL_RECORDS: tuple[type[Record], ...] = (
     DatasheetEnhancement,
     WargearOption,
     UnitCost,
+    WargearCost,
+    DamagedProfile,
+    SourceFile,
     RuleText,
     RuleReference,
     RuleAlias,

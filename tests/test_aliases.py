@@ -14,7 +14,7 @@ from pipeline.aliases import (
     rule_key_from_name,
 )
 from pipeline.errors import NormaliseError, NotFoundError
-from pipeline.parsers.bsdata_gamesystem import parse_gst_json, parse_gst_xml
+from pipeline.extractors.bsdata_gamesystem import parse_gst_json, parse_gst_xml
 from schemas.records import RuleAlias, RulePart
 from tests.conftest import CORPUS, RAW
 from tests.test_parser_bsdata_gamesystem import GST_10E, GST_11E, SOURCE_10E, SOURCE_11E

@@ -2,7 +2,7 @@
 
 import pytest
 
-from pipeline.parsers.bsdata_categories import classify_categories, game_system_factions
+from pipeline.extractors.bsdata_categories import classify_categories, game_system_factions
 from tests.conftest import CORPUS
 
 GST = CORPUS / "bsdata-10e" / "Warhammer 40,000.gst"

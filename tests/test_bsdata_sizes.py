@@ -1,4 +1,4 @@
-"""BattleScribe unit sizes and default loadouts (``pipeline.parsers.bsdata_roster``), the build's
+"""BattleScribe unit sizes and default loadouts (``pipeline.extractors.bsdata_roster``), the build's
 ``data_gaps`` row for a datasheet with no model count, and the attack engine's refusal to assume
 one model: on a small made-up catalogue (``tests/data/bsdata_sizes.cat``)."""
 
@@ -13,7 +13,7 @@ from pipeline.build import validate
 from pipeline.engine.service import AttackRequest, attack
 from pipeline.errors import InputError
 from pipeline.load import load_database
-from pipeline.parsers.bsdata_catalogue import parse_cat_json, parse_cat_xml, read_xml
+from pipeline.extractors.bsdata_catalogue import parse_cat_json, parse_cat_xml, read_xml
 from schemas.records import DataGap, Datasheet, Source, UnitComposition, WargearLoadout
 from tests.conftest import records_as_json
 from tests.test_build_and_cli import wh40k

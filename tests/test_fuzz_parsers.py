@@ -1,6 +1,6 @@
 """Fuzzing every registered parser: any input gives a result or the project's own error, in bounded time.
 
-Each parser of ``pipeline.parsers.PARSERS`` is called through ``get_parser`` with a made-up
+Each parser of ``pipeline.extractors.EXTRACTORS`` is called through ``get_extractor`` with a made-up
 ``Source`` (folder formats with a dict of files) on two kinds of input: real small inputs mutated
 (the seed snapshots of ``raw/`` and the markup snippets of the parser tests, with slices
 deleted, repeated or cut off, lines swapped, numbers made huge, hostile snippets inserted: deep
@@ -21,8 +21,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pipeline.errors import Wh40kError
-from pipeline.parsers import FOLDER_FILES, PARSERS, ParseResult, get_parser
-from pipeline.parsers.bsdata_catalogue import read_xml
+from pipeline.extractors import FOLDER_FILES, EXTRACTORS, ParseResult, get_extractor
+from pipeline.extractors.bsdata_catalogue import read_xml
 from schemas.records import Source
 from tests.conftest import seed_source
 from tests.test_parser_bsdata_catalogue import catalogue, squad
@@ -148,17 +148,17 @@ def source(fmt: str) -> Source:
 def parse_or_own_error(fmt: str, content: str | dict[str, str]) -> None:
     """The property: a ``ParseResult``, or a ``Wh40kError``; anything else fails the test."""
     try:
-        result = get_parser(fmt)(content, source(fmt))  # type: ignore[arg-type]
+        result = get_extractor(fmt)(content, source(fmt))  # type: ignore[arg-type]
     except Wh40kError:
         return
     assert isinstance(result, ParseResult)
 
 
 def test_every_registered_parser_has_a_seed():
-    assert sorted(SEEDS) == sorted(PARSERS)
+    assert sorted(SEEDS) == sorted(EXTRACTORS)
 
 
-@pytest.mark.parametrize("fmt", sorted(PARSERS))
+@pytest.mark.parametrize("fmt", sorted(EXTRACTORS))
 @FUZZ
 @given(data=st.data())
 def test_mutated_real_inputs_give_a_result_or_the_projects_error(fmt, data):
@@ -167,7 +167,7 @@ def test_mutated_real_inputs_give_a_result_or_the_projects_error(fmt, data):
     parse_or_own_error(fmt, content)
 
 
-@pytest.mark.parametrize("fmt", sorted(PARSERS))
+@pytest.mark.parametrize("fmt", sorted(EXTRACTORS))
 @settings(FUZZ, max_examples=RANDOM_EXAMPLES)
 @given(text=st.text(max_size=2000))
 def test_random_text_gives_a_result_or_the_projects_error(fmt, text):

@@ -4,7 +4,7 @@
 ``[[source]]`` each, made up in the shape of the real source (a Wahapedia CSV export folder,
 saved datasheet pages, BattleScribe XML and JSON files). Each is read as the build reads a raw
 file (``pipeline.extract.read_snapshot``), parsed by the parser its format names in
-``pipeline.parsers.PARSERS``, and the result compared with ``tests/golden/<source id>.json``.
+``pipeline.extractors.EXTRACTORS``, and the result compared with ``tests/golden/<source id>.json``.
 Nothing outside the checkout is read, so these run in any clone. ``UPDATE_GOLDEN=1`` rewrites
 the expected files; review the diff before committing.
 
@@ -20,7 +20,7 @@ import pytest
 
 from pipeline.extract import read_snapshot
 from pipeline.manifest import MANIFEST_NAME, read_manifest
-from pipeline.parsers import ParseResult, get_parser
+from pipeline.extractors import ParseResult, get_extractor
 from tests.conftest import GOLDEN, assert_golden, records_as_json
 
 INPUTS = GOLDEN / "inputs"
@@ -48,7 +48,7 @@ def result_as_json(result: ParseResult) -> dict:
 def test_golden(source):
     snapshot = read_snapshot(INPUTS, source)
     content = snapshot.files if snapshot.files is not None else snapshot.text
-    result = get_parser(source.format)(content, source)  # type: ignore[arg-type]
+    result = get_extractor(source.format)(content, source)  # type: ignore[arg-type]
     assert result.records, "an input that gives no records pins nothing"
     assert_golden(source.source_id, result_as_json(result))
 

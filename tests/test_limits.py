@@ -26,8 +26,8 @@ from pipeline.engine.profiles import Context, Target, Weapon
 from pipeline.engine.service import AttackRequest, attack
 from pipeline.errors import InputError, NormaliseError
 from pipeline.normalise.characteristics import characteristic_int, dice
-from pipeline.parsers import get_parser
-from pipeline.parsers.psv import read_table
+from pipeline.extractors import get_extractor
+from pipeline.extractors.psv import read_table
 from schemas.records import Source
 from schemas.types import DiceExpr
 from tests.conftest import ROOT, RAW
@@ -58,7 +58,7 @@ def source(fmt: str) -> Source:
 
 
 def rejects(fmt: str, text: str) -> list[str]:
-    return [r.reason for r in get_parser(fmt)(text, source(fmt)).rejects]
+    return [r.reason for r in get_extractor(fmt)(text, source(fmt)).rejects]
 
 
 # ---- attack: models, dice, attacks, the target, the work -------------------------------------
@@ -201,7 +201,7 @@ def test_a_weapon_table_cell_inside_another_cell_is_a_reject():
     page = _snippet("", _RIGHT).replace(
         '<td class="wTable_WEAPON"><div class="dsHeader">RANGED WEAPONS</div></td>',
         '<td><table><tr><td class="wTable_WEAPON"><div class="dsHeader">RANGED WEAPONS</div></td></tr></table></td>')
-    result = get_parser("wahapedia-html")(page, html_source("snippet.html"))
+    result = get_extractor("wahapedia-html")(page, html_source("snippet.html"))
     assert "the weapon table's title cell is inside another cell, not a cell of its row" in [
         r.reason for r in result.rejects]
 

@@ -10,7 +10,7 @@ import pytest
 
 from pipeline.errors import ManifestError
 from pipeline.manifest import MANIFEST_NAME, read_manifest
-from pipeline.parsers import PARSERS, get_parser
+from pipeline.extractors import EXTRACTORS, get_extractor
 from tests.conftest import RAW
 from tests.test_build_and_cli import wh40k
 
@@ -31,12 +31,12 @@ def raw_with(tmp_path: Path, old: str, new: str) -> Path:
 
 
 def test_every_registered_format_has_a_parser_function():
-    assert sorted(PARSERS) == KNOWN_FORMATS.split(", ")
-    for fmt in PARSERS:
-        assert callable(get_parser(fmt)), fmt
-    assert get_parser("bsdata-gst-json").__name__ == "parse_gst_json"
+    assert sorted(EXTRACTORS) == KNOWN_FORMATS.split(", ")
+    for fmt in EXTRACTORS:
+        assert callable(get_extractor(fmt)), fmt
+    assert get_extractor("bsdata-gst-json").__name__ == "parse_gst_json"
     with pytest.raises(KeyError, match="no parser for format 'nope'; known formats: battlescribe-rule"):
-        get_parser("nope")
+        get_extractor("nope")
 
 
 def test_the_committed_manifest_reads():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 
 from pipeline.build import account, validate
-from pipeline.parsers import ParseResult
+from pipeline.extractors import ParseResult
 from pipeline.normalise.characteristics import dice
 from schemas.records import DataFlag, DataGap, Datasheet, ExternalId, ModelProfile, Source, WeaponAbility, WeaponProfile
 

@@ -6,7 +6,7 @@ import datetime as dt
 
 import pytest
 
-from pipeline.parsers.battlescribe_rules import looks_like_unsplit_rule, parse, split_rule_name
+from pipeline.extractors.battlescribe_rules import looks_like_unsplit_rule, parse, split_rule_name
 from schemas.records import DataFlag, RuleText, Source
 from tests.conftest import assert_golden, records_as_json, seed_source
 

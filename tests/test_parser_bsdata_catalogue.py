@@ -10,7 +10,7 @@ import pytest
 
 from pipeline.fetch import read_folder_files
 from pipeline.manifest import read_manifest
-from pipeline.parsers.bsdata_catalogue import parse_cat_json, parse_cat_xml, parse_catalogue_set, read_xml
+from pipeline.extractors.bsdata_catalogue import parse_cat_json, parse_cat_xml, parse_catalogue_set, read_xml
 from schemas.records import (
     Ability, DataFlag, DataGap, Datasheet, Keyword, ModelProfile, Source, UnitComposition, WargearLoadout, WeaponAbility,
     WeaponProfile,

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from pipeline.parsers.bsdata_gamesystem import parse_gst_json, parse_gst_xml, plain_rule_text, references
+from pipeline.extractors.bsdata_gamesystem import parse_gst_json, parse_gst_xml, plain_rule_text, references
 from schemas.records import DataFlag, DataGap, RuleReference, RuleText, Source
 from tests.conftest import CORPUS, assert_golden, records_as_json
 

@@ -10,8 +10,8 @@ import datetime as dt
 import pytest
 
 from pipeline.errors import ManifestError
-from pipeline.parsers.psv import read_table
-from pipeline.parsers.wahapedia_csv import (
+from pipeline.extractors.psv import read_table
+from pipeline.extractors.wahapedia_csv import (
     ExportParseResult,
     accounting,
     check_accounting,

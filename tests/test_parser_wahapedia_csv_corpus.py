@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.parsers.wahapedia_csv import (
+from pipeline.extractors.wahapedia_csv import (
     TABLES,
     ExportParseResult,
     accounting,
@@ -745,7 +745,7 @@ def test_the_shared_html_cleaning_changes_nothing(files10, export10, monkeypatch
 
 def test_prepare_starts_the_html_worker_only_for_a_large_export(files10, monkeypatch):
     from pipeline.normalise.text import SharedHtmlCleaning
-    from pipeline.parsers.wahapedia_csv import prepare_export
+    from pipeline.extractors.wahapedia_csv import prepare_export
 
     src = source(10, dt.date(2025, 11, 14))
     monkeypatch.delenv("WH40K_JOBS", raising=False)

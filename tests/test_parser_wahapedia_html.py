@@ -8,8 +8,8 @@ import datetime as dt
 import pytest
 
 from pipeline.build import validate
-from pipeline.parsers.wahapedia_csv import parse_export
-from pipeline.parsers.wahapedia_html import parse
+from pipeline.extractors.wahapedia_csv import parse_export
+from pipeline.extractors.wahapedia_html import parse
 from schemas.records import (
     Ability,
     DataFlag,

@@ -6,7 +6,7 @@ import datetime as dt
 
 import pytest
 
-from pipeline.parsers.wahapedia_rules_11e import (
+from pipeline.extractors.wahapedia_rules_11e import (
     Header,
     heading_style,
     line_dispositions,

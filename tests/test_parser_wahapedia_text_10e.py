@@ -12,7 +12,7 @@ from collections import Counter
 import pytest
 
 from pipeline.errors import NormaliseError
-from pipeline.parsers import wahapedia_text_10e as w
+from pipeline.extractors import wahapedia_text_10e as w
 from tests.conftest import assert_golden, records_as_json, seed_source
 
 SOURCE_ID = "wahapedia-10e-cp-sanctuary-guardians"

@@ -33,7 +33,7 @@ from html import escape
 
 import pytest
 
-from pipeline.parsers import ParseResult, get_parser
+from pipeline.extractors import ParseResult, get_extractor
 from schemas.records import DataFlag, DataGap, ModelProfile, Source, WeaponAbility, WeaponProfile
 
 # ---- the printed values -----------------------------------------------------------------------
@@ -181,7 +181,7 @@ def wahapedia_csv(item: Weapon | Model) -> ParseResult:
             "datasheet_id|line|name|M|T|Sv|inv_sv|inv_sv_descr|W|Ld|OC|base_size|base_size_descr|",
             f"000000001|1|{m.name}|{m.move}|{m.toughness}|{m.save}|{m.invulnerable or '-'}|"
             f"{escape(m.note or '')}|{m.wounds}|{m.leadership}|{m.oc}|||")
-    return get_parser("wahapedia-csv")(tables, _source("wahapedia-csv"))
+    return get_extractor("wahapedia-csv")(tables, _source("wahapedia-csv"))
 
 
 _CHAR = ('<div class="dsCharWrap"><div class="dsCharName">{label}</div><div class="dsCharFrame">'
@@ -229,7 +229,7 @@ def wahapedia_html(item: Weapon | Model) -> ParseResult:
 {banner}</div>
 <div class="ds2col"><div class="dsLeft\u0421ol">{weapons}</div><div class="dsRight\u0421ol"></div></div>
 </div></body></html>"""
-    return get_parser("wahapedia-html")(page, _source("wahapedia-html"))
+    return get_extractor("wahapedia-html")(page, _source("wahapedia-html"))
 
 
 def wahapedia_text_10e(item: Weapon | Model) -> ParseResult:
@@ -243,7 +243,7 @@ def wahapedia_text_10e(item: Weapon | Model) -> ParseResult:
             f"{table} | S | AP | D | |\n"
             f"| {name} | {w.range} | {w.attacks} | {w.skill} | {w.strength} | {w.ap} | {w.damage} | |\n"
             f"KEYWORDS: INFANTRY, {DATASHEET.upper()}\n")
-    return get_parser("wahapedia-text-10e")(text, _source("wahapedia-text-10e"))
+    return get_extractor("wahapedia-text-10e")(text, _source("wahapedia-text-10e"))
 
 
 def _bs_profile(ident: str, name: str, type_name: str, chars: list[tuple[str, str]]) -> dict:
@@ -292,12 +292,12 @@ def bsdata_cat_xml(item: Weapon | Model) -> ParseResult:
     unit = _xml(_bs_unit(item, 10), "selectionEntry")
     text = ('<?xml version="1.0"?><catalogue xmlns="http://www.battlescribe.net/schema/catalogueSchema" '
             f'id="cat" name="Test"><selectionEntries>{unit}</selectionEntries></catalogue>')
-    return get_parser("bsdata-cat-xml")(text, _source("bsdata-cat-xml"))
+    return get_extractor("bsdata-cat-xml")(text, _source("bsdata-cat-xml"))
 
 
 def bsdata_cat_json(item: Weapon | Model) -> ParseResult:
     tree = {"catalogue": {"id": "cat", "name": "Test", "selectionEntries": [_bs_unit(item, 11)]}}
-    return get_parser("bsdata-cat-json")(json.dumps(tree, ensure_ascii=False), _source("bsdata-cat-json", 11))
+    return get_extractor("bsdata-cat-json")(json.dumps(tree, ensure_ascii=False), _source("bsdata-cat-json", 11))
 
 
 BUILDERS = {

@@ -1,6 +1,6 @@
 """The assembly stage: printed values -> the records of ``schemas/``, the same way for every source.
 
-An extractor (``pipeline.parsers``) knows one source's shape and nothing else: it finds a weapon
+An extractor (``pipeline.extractors``) knows one source's shape and nothing else: it finds a weapon
 row, a model line, an ability, and hands over what the source prints, as text, with a locator
 (``pipeline.assemble.printed``). This package reads those printed values once for every source:
 

@@ -87,7 +87,7 @@ from pipeline.errors import NormaliseError
 from pipeline.normalise.characteristics import WEAPON_COLUMNS, WEAPON_TABLES
 from pipeline.normalise.composition import ModelGroup, is_alternative, model_groups
 from pipeline.normalise.text import clean_line, html_to_text, slug
-from pipeline.parsers import ParseResult
+from pipeline.extractors import ParseResult
 from schemas.records import (
     Ability,
     Datasheet,

@@ -54,7 +54,7 @@ from pipeline.errors import NormaliseError
 from pipeline.limits import MAX_NUMBER_DIGITS
 from pipeline.normalise.characteristics import WEAPON_COLUMNS, WEAPON_TABLES
 from pipeline.normalise.text import clean_line, slug
-from pipeline.parsers import ParseResult, source_rule_text
+from pipeline.extractors import ParseResult, source_rule_text
 from schemas.records import (
     Ability,
     DatasheetStratagem,

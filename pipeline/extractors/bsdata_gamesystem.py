@@ -47,7 +47,7 @@ from lxml import etree
 from pipeline.aliases import rule_key_from_name, split_section
 from pipeline.errors import NormaliseError
 from pipeline.normalise.text import clean_line, strip_battlescribe_markup
-from pipeline.parsers import ParseResult, load_json, source_rule_text, xml_reason
+from pipeline.extractors import ParseResult, load_json, source_rule_text, xml_reason
 from schemas.records import DataFlag, DataGap, Record, Reject, RuleReference, Source
 
 TABLE = "rule_texts"

@@ -97,10 +97,10 @@ from pydantic import ValidationError
 
 from pipeline.errors import NormaliseError
 from pipeline.normalise.text import clean_line, slug
-from pipeline.parsers import ParseResult, load_json, xml_reason
-from pipeline.parsers.bsdata_categories import FACTION_PREFIX, classify_categories
-from pipeline.parsers.bsdata_gamesystem import plain_rule_text
-from pipeline.parsers.bsdata_roster import Roster, unit_roster
+from pipeline.extractors import ParseResult, load_json, xml_reason
+from pipeline.extractors.bsdata_categories import FACTION_PREFIX, classify_categories
+from pipeline.extractors.bsdata_gamesystem import plain_rule_text
+from pipeline.extractors.bsdata_roster import Roster, unit_roster
 from pipeline.assemble.collector import Collector
 from pipeline.assemble.ids import datasheet_id
 from pipeline.assemble.models import assemble_model
@@ -251,7 +251,7 @@ def read_json(text: str) -> Tree:
     """A BattleScribe JSON file (BSData 11th edition) as the tree: it already has that shape.
 
     Raises ``json.JSONDecodeError`` for text that is not JSON, ``ValueError`` for JSON over the
-    limits of ``pipeline.parsers.load_json``.
+    limits of ``pipeline.extractors.load_json``.
     """
     data = load_json(text)
     if not isinstance(data, dict):

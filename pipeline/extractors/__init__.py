@@ -1,6 +1,7 @@
-"""One pure parser per source format, registered in ``PARSERS`` (no discovery magic).
+"""One pure extractor per source format, registered in ``EXTRACTORS`` (no discovery magic).
 
-A parser is a function ``parse(text, source) -> ParseResult``: text in, records and rejects out,
+An extractor reads what its source prints and hands the printed values to the shared assembly
+stage (``pipeline.assemble``), which builds the records. It is a function ``parse(text, source) -> ParseResult``: text in, records and rejects out,
 no I/O, no globals, no database. ``source`` is the manifest's ``Source`` record, used only for
 provenance (``source_id``) and the edition / game mode the source declares.
 """
@@ -89,7 +90,7 @@ def load_json(text: str) -> Any:
     >>> load_json("[" * 300 + "]" * 300)
     Traceback (most recent call last):
     ...
-    pipeline.parsers.TooDeep: nested deeper than 256 levels (the limit on the nesting depth of a file)
+    pipeline.extractors.TooDeep: nested deeper than 256 levels (the limit on the nesting depth of a file)
     """
     try:
         data = json.loads(text, parse_int=_bounded_int)
@@ -119,9 +120,9 @@ def xml_reason(message: str) -> str:
 
 
 #: Every source format (a manifest entry's ``format``) and the parser that reads it, as (module
-#: under ``pipeline.parsers``, function). A parser's module is imported when it is first asked for,
+#: under ``pipeline.extractors``, function). A parser's module is imported when it is first asked for,
 #: so reading the manifest (``wh40k fetch`` does) does not import every parser.
-PARSERS: dict[str, tuple[str, str]] = {
+EXTRACTORS: dict[str, tuple[str, str]] = {
     "wahapedia-text-10e": ("wahapedia_text_10e", "parse"),
     "wahapedia-rules-11e": ("wahapedia_rules_11e", "parse"),
     "battlescribe-rule-descriptions": ("battlescribe_rules", "parse"),
@@ -158,16 +159,16 @@ def get_preparer(fmt: str) -> Callable[[object, Source], object] | None:
     if fmt not in PREPARERS:
         return None
     module, function = PREPARERS[fmt]
-    return getattr(importlib.import_module(f"pipeline.parsers.{module}"), function)
+    return getattr(importlib.import_module(f"pipeline.extractors.{module}"), function)
 
 
-def get_parser(fmt: str) -> Parser:
-    """The parser registered in ``PARSERS`` for a format name.
+def get_extractor(fmt: str) -> Parser:
+    """The parser registered in ``EXTRACTORS`` for a format name.
 
     Raises ``KeyError`` naming the known formats (the manifest rejects an unknown format before
     a build gets here, so reaching it is a bug).
     """
-    if fmt not in PARSERS:
-        raise KeyError(f"no parser for format {fmt!r}; known formats: {', '.join(sorted(PARSERS))}")
-    module, function = PARSERS[fmt]
-    return getattr(importlib.import_module(f"pipeline.parsers.{module}"), function)
+    if fmt not in EXTRACTORS:
+        raise KeyError(f"no parser for format {fmt!r}; known formats: {', '.join(sorted(EXTRACTORS))}")
+    module, function = EXTRACTORS[fmt]
+    return getattr(importlib.import_module(f"pipeline.extractors.{module}"), function)

@@ -34,7 +34,7 @@ from __future__ import annotations
 import re
 
 from pipeline.normalise.text import clean_line, slug, strip_battlescribe_markup
-from pipeline.parsers import ParseResult, source_rule_text
+from pipeline.extractors import ParseResult, source_rule_text
 from schemas.records import DataFlag, Reject, Source
 
 TABLE = "rule_texts"

@@ -67,7 +67,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from pipeline.normalise.text import clean_line, slug
-from pipeline.parsers import ParseResult, source_rule_text
+from pipeline.extractors import ParseResult, source_rule_text
 from schemas.records import DataGap, Record, Reject, RuleReference, Source, Stratagem
 
 TABLE = "rule_texts"

@@ -2,7 +2,7 @@
 
 Pure: ``parse_export(files, source)`` takes the decoded text of each table, keyed by table name
 (the file stem: ``"Datasheets"``, ``"Datasheets_wargear"``), and returns records, rejects and the
-per-table accounting. No I/O, no globals. The reader is ``pipeline.parsers.psv``. On a large
+per-table accounting. No I/O, no globals. The reader is ``pipeline.extractors.psv``. On a large
 export a worker process shares the cleaning of the HTML fields (``HTML_COLUMNS``;
 ``WH40K_JOBS=1`` keeps it in the calling process): the output is the same either way.
 
@@ -81,8 +81,8 @@ from pipeline.assemble.weapons import assemble_weapon
 from pipeline.errors import ManifestError, NormaliseError
 from pipeline.normalise.composition import model_groups
 from pipeline.normalise.text import SharedHtmlCleaning, clean_line, html_to_text, slug
-from pipeline.parsers import ParseResult
-from pipeline.parsers.psv import Row, Table, read_table
+from pipeline.extractors import ParseResult
+from pipeline.extractors.psv import Row, Table, read_table
 from schemas.records import (
     Ability,
     Accounting,
