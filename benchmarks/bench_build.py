@@ -1,4 +1,5 @@
-"""Benchmark of the build: the full Wahapedia 10th-edition export against a bare DuckDB load.
+"""Benchmark of the build: the full Wahapedia 10th-edition export against a bare DuckDB load,
+then the full build of every source.
 
 Run with ``python benchmarks/bench_build.py [EXPORT_DIR]`` (``make bench``; default: the corpus
 beside the checkout, ``../shared/corpus/wahapedia-10e``). Prints figures, asserts nothing:
@@ -7,7 +8,10 @@ beside the checkout, ``../shared/corpus/wahapedia-10e``). Prints figures, assert
   subprocess, wall time and peak memory;
 - the project's build of a raw folder holding only that export (parse, validate, merge, load),
   in a subprocess, wall time and peak memory;
-- the ratio of the two times.
+- the ratio of the two times;
+- the full build: a copy of ``raw/`` with every source brought by ``wh40k fetch --mirror`` of the
+  corpus folder (the export's parent), once: wall time, peak memory, and the time of each source's
+  parse, slowest first, with the merge and the load.
 """
 
 from __future__ import annotations
@@ -80,6 +84,55 @@ def main() -> None:
         print(json.dumps({"reference_s": round(bare_s, 3), "build_s": round(build_s, 3),
                           "ratio": round(build_s / bare_s, 2), "build_peak_mib": round(build_mb),
                           "reference_peak_mib": round(bare_mb)}))
+
+    full_build(export.parent)
+
+
+def full_build(corpus: Path) -> None:
+    """Build every source of the manifest, mirrored from ``corpus``, once; print its figures."""
+    with tempfile.TemporaryDirectory() as tmp:
+        raw = Path(tmp) / "raw"
+        shutil.copytree(ROOT / "raw", raw)
+        subprocess.run([sys.executable, "-m", "pipeline.cli", "fetch", "--raw", str(raw), "--mirror", str(corpus),
+                        "--delay", "0"], check=True, cwd=ROOT, capture_output=True)
+        log = Path(tmp) / "build.log"
+        measure = (
+            "import resource, subprocess, sys; "
+            "subprocess.run(sys.argv[2:], check=True, stdout=subprocess.DEVNULL, stderr=open(sys.argv[1], 'w'));"
+            "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
+        )
+        start = time.perf_counter()
+        out = subprocess.run([sys.executable, "-c", measure, str(log), sys.executable, "-m", "pipeline.cli", "build",
+                              "--raw", str(raw), "--db", str(Path(tmp) / "full.duckdb")],
+                             check=True, capture_output=True, text=True, cwd=ROOT)
+        elapsed = time.perf_counter() - start
+        peak = int(out.stdout.strip().splitlines()[-1]) / 1024
+        stages = stage_times(log.read_text(encoding="utf-8"))
+    print(f"Full build of every source (raw/ with `wh40k fetch --mirror {corpus.name}`), one run")
+    print(f"  wh40k build                                 {elapsed:6.2f} s   peak {peak:6.0f} MiB")
+    for name, seconds in stages:
+        print(f"    {name:<46}{seconds:6.2f} s")
+    print(json.dumps({"full_build_s": round(elapsed, 3), "full_build_peak_mib": round(peak),
+                      "stages_s": {name: round(s, 3) for name, s in stages}}))
+
+
+def stage_times(progress: str) -> list[tuple[str, float]]:
+    """The build's progress lines as (stage, seconds): each source's parse, slowest first, then
+    the merge and the load.
+
+    >>> stage_times("parsed a: 3 records, 0 rejects in 0.50 s\\nparsed b: 1 records, 0 rejects in 2.00 s\\n"
+    ...             "validated and merged in 1.00 s\\nloaded in 0.25 s\\n")
+    [('parse b', 2.0), ('parse a', 0.5), ('validate and merge', 1.0), ('load', 0.25)]
+    """
+    parses, rest = [], []
+    for line in progress.splitlines():
+        if line.startswith("parsed ") and line.endswith(" s") and " in " in line:
+            parses.append((f"parse {line[7:].split(':', 1)[0]}", float(line.rsplit(" in ", 1)[1][:-2])))
+        elif line.startswith("validated and merged in "):
+            rest.append(("validate and merge", float(line.split(" in ")[1][:-2])))
+        elif line.startswith("loaded in "):
+            rest.append(("load", float(line.split(" in ")[1][:-2])))
+    return sorted(parses, key=lambda p: -p[1]) + rest
 
 
 if __name__ == "__main__":

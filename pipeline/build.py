@@ -8,6 +8,7 @@ printed at the end.
 from __future__ import annotations
 
 import dataclasses
+import time
 import gc
 import os
 from collections import Counter, defaultdict
@@ -79,6 +80,7 @@ class BuildReport:
     accounting: list[Accounting]
     boilerplate: Counter[str] = field(default_factory=Counter)
     skipped: list[str] = field(default_factory=list)
+    seconds: dict[str, float] = field(default_factory=dict)  # wall time per stage: "parse SOURCE", "validate", "load"
 
     @property
     def rejected(self) -> int:
@@ -482,22 +484,29 @@ def _build(raw_dir: Path, db_path: Path, progress: Progress, allow_shrink: bool)
     from pipeline.load import load_database
 
     results: dict[str, ParseResult] = {}
+    seconds: dict[str, float] = {}
     try:
         previous = previous_counts(db_path)
         for snapshot in snapshots:
+            started = time.perf_counter()
             result = parse_snapshot(snapshot, prepared.pop(snapshot.source.source_id))
             result.records.extend(snapshot.flags)
+            result.records.extend(snapshot.checksums)
             results[snapshot.source.source_id] = result
+            seconds[f"parse {snapshot.source.source_id}"] = time.perf_counter() - started
             progress(
                 f"parsed {snapshot.source.source_id}: {len(result.records)} records, "
-                f"{len(result.rejects)} rejects"
+                f"{len(result.rejects)} rejects in {seconds[f'parse {snapshot.source.source_id}']:.2f} s"
             )
     finally:
         for left in prepared.values():  # a parser failed before the others took theirs
             if left is not None:
                 left.abort()  # type: ignore[attr-defined]
+    started = time.perf_counter()
     valid = validate(sources, results)
     accounting = account(sources, results, valid)
+    seconds["validate and merge"] = time.perf_counter() - started
+    progress(f"validated and merged in {seconds['validate and merge']:.2f} s")
     lost = shrinkage(previous or {}, accounting, [s.source_id for s in listed], skipped)
     for line in lost:
         progress(f"shrink{' (allowed)' if allow_shrink else ''}: {line}")
@@ -512,10 +521,14 @@ def _build(raw_dir: Path, db_path: Path, progress: Progress, allow_shrink: bool)
         boilerplate.update(result.boilerplate)
     progress(f"loading {len(valid.records) + len(valid.filled)} rows into {db_path}")
     rejects = [r for result in results.values() for r in result.rejects] + valid.rejects
+    started = time.perf_counter()
     rows = load_database(
         [*sources, *valid.records, *valid.filled, *load_aliases(), *valid.conflicts, *rejects, *accounting],
         db_path,
     )
+    seconds["load"] = time.perf_counter() - started
+    progress(f"loaded in {seconds['load']:.2f} s")
     return BuildReport(
-        db_path=db_path, rows=rows, accounting=accounting, boilerplate=boilerplate, skipped=skipped
+        db_path=db_path, rows=rows, accounting=accounting, boilerplate=boilerplate, skipped=skipped,
+        seconds=seconds,
     )

@@ -10,7 +10,7 @@ from pipeline.errors import RawFileError
 from pipeline.limits import MAX_FILE_BYTES
 from pipeline.manifest import path_problem
 from pipeline.extractors import FOLDER_FILES
-from schemas.records import DataFlag, Source
+from schemas.records import DataFlag, Source, SourceFile
 
 
 @dataclass(frozen=True)
@@ -21,9 +21,11 @@ class RawSnapshot:
     text: str | None = None
     files: dict[str, str] | None = None
     flags: tuple[DataFlag, ...] = ()  # notes about the snapshot itself (e.g. a detected edition)
+    checksums: tuple[SourceFile, ...] = ()  # every file read, with its sha256 and size
 
 
-def _read_text(path: Path, source: Source) -> str:
+def _read_text(path: Path, source: Source, checksums: list[SourceFile] | None = None, name: str = "") -> str:
+    """The text of one raw file; its sha256 and size are appended to ``checksums`` (as ``name``)."""
     try:
         size = path.stat().st_size
         if size > MAX_FILE_BYTES:
@@ -39,6 +41,9 @@ def _read_text(path: Path, source: Source) -> str:
         ) from None
     except OSError as exc:
         raise RawFileError(f"{path}: cannot read raw file of source {source.source_id!r} ({exc.strerror})") from None
+    if checksums is not None:
+        checksums.append(SourceFile(source_id=source.source_id, locator="whole file", file=name or path.name,
+                                    sha256=hashlib.sha256(data).hexdigest(), bytes=len(data)))
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -114,11 +119,14 @@ def read_snapshot(raw_dir: Path, source: Source, members: tuple[str, ...] = ()) 
             raise RawFileError(
                 f"{path}: no {' or '.join(endings)} files in the folder of source {source.source_id!r}"
             )
-        snapshot = RawSnapshot(source, files={
-            (p.stem if p.suffix.lower() == ".csv" else p.name): _read_text(p, source) for p in tables
-        })
+        checksums: list[SourceFile] = []
+        files = {(p.stem if p.suffix.lower() == ".csv" else p.name): _read_text(p, source, checksums, p.name)
+                 for p in tables}
+        snapshot = RawSnapshot(source, files=files, checksums=tuple(checksums))
     else:
-        snapshot = RawSnapshot(source, text=_read_text(path, source))
+        checksums = []
+        text = _read_text(path, source, checksums, path.name)
+        snapshot = RawSnapshot(source, text=text, checksums=tuple(checksums))
     if source.sha256 and (actual := _sha256_of(path)) != source.sha256:
         raise RawFileError(
             f"{path}: content does not match the sha256 in the raw manifest for source "

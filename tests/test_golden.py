@@ -77,3 +77,28 @@ def test_the_inputs_folder_builds_as_a_raw_folder(tmp_path):
     assert editions[10] >= 5 and report.rows["weapon_profiles"] > 0
     # each datasheet keeps its source's own id (export id, BattleScribe entry id, page path)
     assert con.execute("SELECT count(*) FROM external_ids").fetchone()[0] >= editions[10]
+
+
+def test_the_build_records_each_file_read_with_its_checksum(tmp_path):
+    # source_files: one row per file of a folder source (and per one-file source), with the sha256
+    # and size of the bytes read, so that a database says which snapshot of each file it was built from.
+    import hashlib
+
+    import duckdb
+
+    from pipeline.build import build
+    from pipeline.extractors import FOLDER_FILES
+
+    build(INPUTS, tmp_path / "inputs.duckdb")
+    con = duckdb.connect(str(tmp_path / "inputs.duckdb"), read_only=True)
+    stored = {(sid, f): (sha, n) for sid, f, sha, n in con.execute(
+        "SELECT source_id, file, sha256, bytes FROM source_files").fetchall()}
+    expected = {}
+    for source in read_manifest(INPUTS):
+        path = INPUTS / source.file
+        endings = FOLDER_FILES.get(source.format, (".csv",))
+        for p in (sorted(p for p in path.iterdir() if p.suffix in endings) if path.is_dir() else [path]):
+            data = p.read_bytes()
+            expected[(source.source_id, p.name)] = (hashlib.sha256(data).hexdigest(), len(data))
+    assert stored == expected
+    assert len([k for k in stored if k[0] == "wahapedia_csv_export_10e"]) == 20  # the export's 20 tables

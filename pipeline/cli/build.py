@@ -87,6 +87,22 @@ def _summary(report: BuildReport) -> None:
         f"{dropped} boilerplate lines dropped",
         soft_wrap=True,
     )
+    if report.seconds:
+        err.print(timing_line(report.seconds), soft_wrap=True)
+
+
+def timing_line(seconds: dict[str, float]) -> str:
+    """The build's wall time by stage, with the slowest sources named.
+
+    >>> timing_line({"parse a": 2.0, "parse b": 0.5, "validate and merge": 1.0, "load": 0.25})
+    'time: parse 2.5 s (slowest: a 2.0 s, b 0.5 s), validate and merge 1.0 s, load 0.2 s'
+    """
+    parses = sorted(((k.removeprefix("parse "), v) for k, v in seconds.items() if k.startswith("parse ")),
+                    key=lambda kv: -kv[1])
+    slowest = ", ".join(f"{name} {t:.1f} s" for name, t in parses[:3])
+    parts = [f"parse {sum(t for _, t in parses):.1f} s" + (f" (slowest: {slowest})" if slowest else "")]
+    parts += [f"{k} {v:.1f} s" for k, v in seconds.items() if not k.startswith("parse ")]
+    return "time: " + ", ".join(parts)
 
 
 #: Exit statuses after a signal, as a shell reports them (128 + the signal's number).
