@@ -272,6 +272,7 @@ def resolve(weapons: Sequence[Weapon], target: Target, context: Context | None =
         Step("making-attacks", f"{wording}; target {target.name}: {target.models} x T{target.toughness} W{target.wounds}")
     ]
     choices: dict = {}
+    weapons = [_against(w, target, steps) for w in weapons]
     plans = [_plan(w, target, context, steps, choices) for w in weapons]
     _check_chain_work(plans, target)
 
@@ -461,6 +462,13 @@ def _attack_dice(weapon: Weapon, target: Target, context: Context, step) -> np.n
     return per_model
 
 
+def _against(weapon: Weapon, target: Target, steps: list[Step]) -> Weapon:
+    """The weapon with its keyword-restricted abilities kept or taken off for this target."""
+    weapon, notes = weapon.against(target.keywords)
+    steps.extend(Step(name.replace("_", "-"), note) for name, note in notes)
+    return weapon
+
+
 def _hit_roll(weapon: Weapon, target: Target, context: Context, step, choices: dict) -> tuple[float, float, float]:
     """(P(miss), P(hit, not critical), P(Critical Hit)) of one attack, with its steps."""
     name = weapon.name
@@ -509,9 +517,14 @@ def _hit_roll(weapon: Weapon, target: Target, context: Context, step, choices: d
             if ignored:
                 step("psychic", f"Psychic: ignores {' and '.join(ignored)} (11th edition)")
             if cover is not None:
-                needed = weapon.skill + 1
-                bs_text = f" (BS{weapon.skill}+ worsened by the benefit of cover)"
-                step("benefit-of-cover", f"BS{weapon.skill}+ worsened to {needed}+ ({cover}, 11th edition; "
+                # When modifying characteristics: after all modifiers, BS cannot be 7+ (or worse)
+                needed = min(6, weapon.skill + 1)
+                bs_text = (f" (BS{weapon.skill}+ worsened by the benefit of cover)" if needed > weapon.skill
+                           else " (BS6+ held at 6+ in cover)")
+                change = (f"worsened to {needed}+" if needed > weapon.skill else
+                          "would be 7+; BS cannot be 7+ (or worse) after all modifiers (When modifying "
+                          "characteristics), so it stays 6+")
+                step("benefit-of-cover", f"BS{weapon.skill}+ {change} ({cover}, 11th edition; "
                      "a characteristic change, outside the +/-1 modifier cap)")
         elif target.stealth and not weapon.is_melee:
             raw -= 1

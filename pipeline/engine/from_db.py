@@ -41,7 +41,7 @@ def _abilities(con: duckdb.DuckDBPyConnection, datasheet_id: str) -> dict[tuple,
             value = make_dice(r["value_dice_count"], r["value_dice_sides"], r["value_modifier"])
         key = (r["weapon_name"], r["is_melee"], r["profile_name"])
         out.setdefault(key, []).append(ParsedWeaponAbility(
-            r["name"], r["target_keyword"], r["threshold"], value, None, r["raw_text"], ()))
+            r["name"], r["target_keyword"], r["threshold"], value, r["condition"], r["raw_text"], ()))
     return out
 
 
@@ -909,7 +909,7 @@ def all_weapon_profiles(con: duckdb.DuckDBPyConnection, is_melee: bool = False) 
             value = make_dice(r["value_dice_count"], r["value_dice_sides"], r["value_modifier"])
         key = (r["datasheet_id"], r["weapon_name"], r["is_melee"], r["profile_name"])
         abilities.setdefault(key, []).append(ParsedWeaponAbility(
-            r["name"], r["target_keyword"], r["threshold"], value, None, r["raw_text"], ()))
+            r["name"], r["target_keyword"], r["threshold"], value, r["condition"], r["raw_text"], ()))
     weapons = []
     for p in _rows(con.execute(
         "SELECT * FROM weapon_profiles WHERE is_melee = ? AND strength IS NOT NULL "

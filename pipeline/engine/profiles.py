@@ -8,7 +8,7 @@ only these types.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from typing import Iterable, Literal
 
 from pipeline.normalise.characteristics import dice
@@ -61,6 +61,40 @@ class Weapon:
     hazardous: bool = False
     psychic: bool = False
     precision: bool = False
+    #: Abilities that hold only against some targets (11th edition, e.g. ``[LETHAL HITS: VEHICLE]``):
+    #: (field name, condition as printed); see ``against``.
+    conditions: tuple[tuple[str, str], ...] = ()
+
+    def against(self, keywords: frozenset[str]) -> tuple["Weapon", tuple[tuple[str, str], ...]]:
+        """This weapon as it attacks a target with ``keywords`` (upper case): each ability of
+        ``conditions`` whose condition the target does not meet is taken off. Returns the weapon
+        and, per conditional ability, (its field name, a note saying whether it applies).
+
+        11th edition, weapon abilities restricted to a keyword ("LETHAL HITS: VEHICLE": the
+        ability applies against VEHICLE targets; "non-MONSTER/VEHICLE": against targets that are
+        neither).
+
+        >>> from schemas.types import DiceExpr
+        >>> one = DiceExpr(text="1", dice_count=0, dice_sides=0, modifier=1)
+        >>> w = Weapon(name="w", attacks=one, skill=4, strength=4, armour_penetration=0, damage=one,
+        ...            lethal_hits=True, conditions=(("lethal_hits", "VEHICLE"),))
+        >>> w.against(frozenset({"INFANTRY"}))[0].lethal_hits, w.against(frozenset({"VEHICLE"}))[0].lethal_hits
+        (False, True)
+        """
+        if not self.conditions:
+            return self, ()
+        off: dict[str, object] = {}
+        notes = []
+        defaults = {f.name: f.default for f in fields(self)}
+        for name, condition in self.conditions:
+            holds = keyword_condition_holds(condition, keywords)
+            label = name.replace("_", " ").upper()
+            notes.append((name, f"{self.name}: [{label}: {condition}] "
+                         + ("applies: the target meets its condition" if holds else
+                            "not applied: the target does not meet its condition")))
+            if not holds:
+                off[name] = defaults[name]
+        return (replace(self, **off) if off else self), tuple(notes)
 
     @classmethod
     def from_abilities(
@@ -83,7 +117,10 @@ class Weapon:
         """
         kw: dict = {}
         anti: list[Anti] = []
+        conditions: list[tuple[str, str]] = []
         for a in abilities:
+            if a.condition and a.name != "ANTI" and _field_of(a.name):
+                conditions.append((_field_of(a.name), a.condition))  # type: ignore[arg-type]
             if a.name == "ANTI" and a.target_keyword and a.threshold:
                 anti.append(Anti(a.target_keyword, a.threshold))
             elif a.name == "SUSTAINED HITS" and a.value is not None:
@@ -108,8 +145,36 @@ class Weapon:
             is_melee=is_melee,
             models=models,
             anti=tuple(anti),
+            conditions=tuple(conditions),
             **kw,
         )
+
+
+def _field_of(ability: str) -> str | None:
+    """The ``Weapon`` field an ability sets (``"LETHAL HITS"`` -> ``"lethal_hits"``), or None."""
+    return _FLAGS.get(ability) or {"SUSTAINED HITS": "sustained_hits", "RAPID FIRE": "rapid_fire",
+                                   "MELTA": "melta", "BLAST": "blast"}.get(ability)
+
+
+def keyword_condition_holds(condition: str, keywords: frozenset[str]) -> bool:
+    """Whether a target with ``keywords`` (upper case) meets an ability's keyword condition as
+    printed: ``VEHICLE``; ``MONSTER/VEHICLE`` (either); ``non-MONSTER/VEHICLE`` (neither); words
+    joined by spaces are one keyword (``CHAOS SPACE MARINES``).
+
+    >>> keyword_condition_holds("VEHICLE", frozenset({"VEHICLE", "TITANIC"}))
+    True
+    >>> keyword_condition_holds("non-MONSTER/VEHICLE", frozenset({"INFANTRY"}))
+    True
+    >>> keyword_condition_holds("non-MONSTER/VEHICLE", frozenset({"MONSTER"}))
+    False
+    """
+    text = condition.strip()
+    negated = text.lower().startswith("non-")
+    if negated:
+        text = text[4:]
+    wanted = {part.strip().upper() for part in text.replace(" or ", "/").split("/") if part.strip()}
+    met = bool(wanted & keywords)
+    return not met if negated else met
 
 
 _FLAGS = {

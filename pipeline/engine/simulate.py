@@ -170,6 +170,7 @@ def simulate(
     by no model, an edition other than 10 and 11, or ``choices`` not one per weapon.
     """
     context = context or Context()
+    weapons = [w.against(target.keywords)[0] for w in weapons]  # keyword-restricted abilities
     chosen = _choices(weapons, target, context, trials, seed, choices)
     counts = _run(weapons, target, context, chosen, trials, seed)
     report: dict[str, str] = {}
@@ -232,6 +233,7 @@ def simulate_trials(
     taken as in ``simulate``. Raises ``InputError`` as ``simulate`` does.
     """
     context = context or Context()
+    weapons = [w.against(target.keywords)[0] for w in weapons]  # keyword-restricted abilities
     chosen = _choices(weapons, target, context, trials, seed, choices)
     return _run(weapons, target, context, chosen, trials, seed)
 
@@ -410,6 +412,9 @@ def hit_roll_target(weapon: Weapon, target: Target, context: Context) -> tuple[i
     (3, 1)
     >>> hit_roll_target(w, Target(toughness=4, save=3, wounds=2, stealth=True), Context(hit_modifier=-1))
     (3, -1)
+    >>> six = Weapon(**{**w.__dict__, "skill": 6})
+    >>> hit_roll_target(six, t, Context(edition=11, cover=True, hit_modifier=1))  # BS 7+ is held at 6+
+    (6, 1)
     """
     if weapon.skill is None:
         raise ValueError(f"weapon {weapon.name!r} makes no hit roll (TORRENT)")
@@ -420,7 +425,8 @@ def hit_roll_target(weapon: Weapon, target: Target, context: Context) -> tuple[i
     if weapon.psychic:  # each modifier that hurts the attack is ignored
         return weapon.skill, _capped(max(0, context.hit_modifier) + heavy)
     worsening = 1 if has_benefit_of_cover(weapon, target, context) else 0
-    return weapon.skill + worsening, _capped(context.hit_modifier + heavy)
+    # 11th edition, When modifying characteristics: after all modifiers, BS cannot be 7+ (or worse)
+    return min(6, weapon.skill + worsening), _capped(context.hit_modifier + heavy)
 
 
 def save_roll_target(weapon: Weapon, target: Target, context: Context) -> int:

@@ -67,8 +67,9 @@ def same_result(a, b) -> bool:
         (2, 0, Fraction(4, 6)),   # BS2+ -> 3+
         (4, +1, Fraction(3, 6)),  # BS4+ -> 5+, +1 -> 4+
         (5, 0, Fraction(1, 6)),   # BS5+ -> 6+
-        (6, 0, Fraction(1, 6)),   # BS6+ -> 7+: only the unmodified 6 (a Critical Hit) hits
-        (6, +1, Fraction(1, 6)),  # 7+ with +1: a 5 becomes 6 < 7; only the Critical Hit
+        (6, 0, Fraction(1, 6)),   # BS6+ would be 7+; BS cannot be 7+ after all modifiers: 6+
+        (6, +1, Fraction(2, 6)),  # held at 6+, then +1: a 5 hits (When modifying characteristics)
+        (5, +1, Fraction(2, 6)),  # BS5+ -> 6+, +1 -> 5+
     ],
 )
 def test_cover_worsens_ballistic_skill(skill, hit_modifier, expected):
@@ -76,9 +77,13 @@ def test_cover_worsens_ballistic_skill(skill, hit_modifier, expected):
     assert close(r.hits.mean, 6 * expected)
 
 
-def test_cover_worsened_bs_beyond_six_still_hits_on_critical_hits():
-    # BS6+ in cover is 7+; with Critical Hits on 5+ the unmodified 5s and 6s hit (Hit Roll table:
-    # the Critical Hit row comes before the ">= BS" row).
+def test_cover_worsened_bs_is_held_at_six():
+    # "After all modifiers have been applied ... BS cannot be 1+ (or better) or 7+ (or worse)"
+    # (core rules, When modifying characteristics): BS6+ in cover stays 6+, so a +1 to hit makes
+    # a 5 hit (E[hits] 1/3 per attack, not 1/6), and Critical Hits on 5+ still hit on 5s and 6s.
+    held = resolve([weapon(skill=6)], target(), ctx(cover=True, hit_modifier=1))
+    assert close(held.hits.mean, 6 * Fraction(1, 3))
+    assert any("cannot be 7+" in s.summary for s in held.steps if s.rule_key == "benefit-of-cover")
     r = resolve([weapon(skill=6)], target(), ctx(cover=True, critical_hit_on=5))
     assert close(r.hits.mean, 6 * Fraction(2, 6))
 

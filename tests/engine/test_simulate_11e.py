@@ -49,8 +49,8 @@ def e11(**changes) -> Context:
         (3, {}, e11(cover=True, hit_modifier=-2), Fraction(2, 6)),  # the modifier is capped, not the BS
         (2, {}, e11(cover=True, hit_modifier=-1), Fraction(3, 6)),  # 2+ -> 3+, -1: net -2 on 2+
         (3, {}, e11(cover=True, hit_modifier=1), Fraction(4, 6)),  # 4+ then +1: 3+
-        (6, {}, e11(cover=True), Fraction(1, 6)),  # 7+: only the unmodified 6 (a Critical Hit)
-        (6, {}, e11(cover=True, hit_modifier=1), Fraction(1, 6)),  # a 5 +1 is 6, short of 7+
+        (6, {}, e11(cover=True), Fraction(1, 6)),  # would be 7+; BS cannot be 7+ after modifiers: 6+
+        (6, {}, e11(cover=True, hit_modifier=1), Fraction(2, 6)),  # held at 6+, then +1: a 5 hits
         (4, {"heavy": True}, e11(cover=True, stationary=True), Fraction(3, 6)),  # 5+ then +1
         (3, {"ignores_cover": True}, e11(cover=True), Fraction(4, 6)),
         (3, {"is_melee": True}, e11(cover=True), Fraction(4, 6)),  # ranged attacks only
