@@ -10,7 +10,7 @@ import typer
 
 from pipeline import query
 from pipeline.cli import app
-from pipeline.cli.output import Format, ModeChoice, render_rows, to_json
+from pipeline.cli.output import Format, ModeChoice, note, render_rows, to_json
 
 DbOption = typer.Option(query.DEFAULT_DB, "--db", help="Database file (built by `make build-db`).")
 FormatOption = typer.Option(Format.table, "--format", "-f", help="Output format: table, json or csv.")
@@ -60,3 +60,49 @@ def unit_diff_command(
         shown = [{**r, "new": r["marked"] or r["new"]} for r in rows if r["part"] == part]
         if shown:
             render_rows(shown, fmt, title=part.capitalize(), columns=["item", "change", "field", "old", "new"])
+
+
+@app.command("sources-agree")
+def sources_agree_command(
+    edition: Optional[int] = typer.Option(None, "--edition", help="10 or 11 (default: every edition)."),
+    list_field: Optional[str] = typer.Option(None, "--list", help=(
+        "List the disagreements of one field: table.field (weapon_profiles.skill) or a field name "
+        "alone (skill) for every table that has it.")),
+    db: Path = DbOption,
+    fmt: Format = FormatOption,
+) -> None:
+    """How the sources agree, per edition, pair of sources and field, as the build's merge
+    compared them: each later source's row against the row kept from the first source in
+    precedence that gave it (source_a).
+
+    Per pair: datasheets both gave, fields compared (both gave a value), agreeing, disagreeing,
+    given by one source only, and the share agreeing. Per field: the same for each table and
+    field. --list FIELD lists that field's disagreements (the conflicts rows). --format json:
+    {"pairs": [...], "fields": [...]} (with --list, the disagreements); --format csv: the
+    per-field rows (with --list, the disagreements).
+
+    Example: wh40k sources-agree --edition 10 --list weapon_profiles.skill
+    """
+    from pipeline.limits import check_name
+    from pipeline.sources_agree import agreement_by_field, agreement_by_pair, disagreements
+
+    con = query.open_database(db)
+    query.check_edition(con, edition)
+    if list_field is not None:
+        check_name(list_field, "--list field")
+        rows = disagreements(con, list_field, edition)
+        if not rows and fmt is Format.table:
+            note(f"no disagreement on {list_field}" + (f" in edition {edition}" if edition else ""))
+        render_rows(rows, fmt, title=f"Disagreements on {list_field}")
+        return
+    pairs, fields = agreement_by_pair(con, edition), agreement_by_field(con, edition)
+    if not pairs:
+        note("no two sources gave the same row" + (f" in edition {edition}" if edition else "")
+             + ": nothing was compared")
+    if fmt is Format.json:
+        print(to_json({"pairs": pairs, "fields": fields}))
+    elif fmt is Format.csv:
+        render_rows(fields, fmt)
+    else:
+        render_rows(pairs, fmt, title="Per pair of sources (a: the source whose value is kept)")
+        render_rows(fields, fmt, title="Per field")
