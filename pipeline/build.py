@@ -27,8 +27,10 @@ from pipeline.manifest import read_manifest
 from pipeline.tempfiles import remove_stale
 from pipeline.extractors import ParseResult, get_extractor, get_preparer
 from pipeline.merge import (
+    AgreementTally,
     align_names,
     align_with_earlier,
+    compare_fields,
     conflicts_between,
     content,
     fill_combat_patrol_characteristics,
@@ -38,8 +40,8 @@ from pipeline.merge import (
 )
 from pipeline.normalise.composition import unit_size
 from schemas.records import (
-    Accounting, Conflict, DataFlag, DataGap, Datasheet, ExternalId, Record, Reject, Source, UnitComposition, UnitCost,
-    key_getter,
+    Accounting, Conflict, DataFlag, DataGap, Datasheet, ExternalId, Record, Reject, Source, SourceAgreement,
+    UnitComposition, UnitCost, key_getter,
 )
 
 Progress = Callable[[str], None]
@@ -156,7 +158,8 @@ class Validated:
     the build's own rejects (key collisions within a source, orphans), the parsers' rejects are
     in the parse results. ``duplicates``: per
     (source_id, record table), records collapsed into an identical or merged row. ``conflicts``:
-    fields on which sources disagree. ``filled``: rows filled from a twin datasheet, and rows
+    fields on which sources disagree; ``agreement``: per pair of sources, table and field, how
+    many rows both gave and on how many they agree (``merge.AgreementTally``). ``filled``: rows filled from a twin datasheet, and rows
     derived from the merged ones (``feel_no_pain``; a ``DataGap`` for each datasheet with no model
     count, ``unit_size_gaps``; not input rows of any source, so outside the per-source accounting).
     """
@@ -166,6 +169,7 @@ class Validated:
     duplicates: Counter
     conflicts: list[Conflict]
     filled: list[Record]
+    agreement: list[SourceAgreement] = field(default_factory=list)
 
 
 def validate(sources: list[Source], results: dict[str, ParseResult]) -> Validated:
@@ -196,19 +200,26 @@ def validate(sources: list[Source], results: dict[str, ParseResult]) -> Validate
     ordered = source_order(sources)
     batches = [results[s.source_id].records for s in ordered]
     batches = align_with_earlier(align_names(unify_datasheet_ids(batches, _DATASHEET_REFS)))
-    batches, set_aside, whole = keep_first_whole(batches, by_id)
+    tally = AgreementTally(by_id)
+    batches, set_aside, whole = keep_first_whole(batches, by_id, tally)
     duplicates.update(set_aside)
     conflicts.extend(whole)
     for source, batch in zip(ordered, batches):
         for record in batch:
             ident = (record.__table__, key_getter(type(record))(record))
             first = seen.get(ident)
+            other_source = first is not None and getattr(first, "source_id", None) != getattr(
+                record, "source_id", source.source_id)
             if first is None:
                 seen[ident] = record
             elif first == record or content(first) == content(record):
                 duplicates[(getattr(record, "source_id", source.source_id), record.__table__)] += 1
-            elif getattr(first, "source_id", None) != getattr(record, "source_id", source.source_id):
-                conflicts.extend(conflicts_between(first, record, by_id))
+                if other_source:
+                    tally.add(first, record)
+            elif other_source:
+                comparison = compare_fields(first, record)
+                tally.add(first, record, comparison)
+                conflicts.extend(conflicts_between(first, record, by_id, comparison))
                 duplicates[(getattr(record, "source_id", source.source_id), record.__table__)] += 1
             else:
                 rejects.append(_reject(
@@ -235,7 +246,7 @@ def validate(sources: list[Source], results: dict[str, ParseResult]) -> Validate
         records.append(record)
     records.extend(external_ids.values())
     filled += [g for g in unit_size_gaps(records) if (g.__table__, g.key()) not in seen]
-    return Validated(records, rejects, duplicates, conflicts, filled)
+    return Validated(records, rejects, duplicates, conflicts, filled, tally.records())
 
 
 def unit_size_gaps(records: list[Record]) -> list[DataGap]:
@@ -523,7 +534,8 @@ def _build(raw_dir: Path, db_path: Path, progress: Progress, allow_shrink: bool)
     rejects = [r for result in results.values() for r in result.rejects] + valid.rejects
     started = time.perf_counter()
     rows = load_database(
-        [*sources, *valid.records, *valid.filled, *load_aliases(), *valid.conflicts, *rejects, *accounting],
+        [*sources, *valid.records, *valid.filled, *load_aliases(), *valid.conflicts, *rejects, *accounting,
+         *valid.agreement],
         db_path,
     )
     seconds["load"] = time.perf_counter() - started

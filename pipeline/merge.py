@@ -34,6 +34,7 @@ from schemas.records import (
     ModelProfile,
     Record,
     Source,
+    SourceAgreement,
     WeaponAbility,
     WeaponProfile,
 )
@@ -137,13 +138,56 @@ def _value_text(value: object) -> str | None:
     return str(value)
 
 
-def conflicts_between(first: Record, other: Record, sources: dict[str, Source]) -> list[Conflict]:
-    """One ``Conflict`` per field on which two records with the same key disagree.
+#: Fields that matched two rows, as their key does: not counted as agreeing (``AgreementTally``).
+#: Two sources' datasheets are one datasheet when they have the same edition, faction and name
+#: (``unify_datasheet_ids``; the id is made of them).
+MATCHED_ON: frozenset[tuple[str, str]] = frozenset({
+    ("datasheets", "edition"), ("datasheets", "faction_id"), ("datasheets", "name"),
+})
+
+#: How a field of two records with the same key compares (``compare_fields``).
+AGREE, DIFFER, ONLY_A, ONLY_B, NEITHER = "agree", "differ", "only a", "only b", "neither"
+
+
+def compare_fields(first: Record, other: Record) -> dict[str, str]:
+    """Each field of two records with the same key, but the key fields (the match itself) and
+    ``NOT_COMPARED``: ``AGREE``, ``DIFFER``, ``ONLY_A`` or ``ONLY_B`` (one record alone gives a
+    value; None is no value) or ``NEITHER``. A printed text field (``AS_READ``) is compared as
+    read, so capitals, spacing or brackets alone are no difference.
+
+    >>> from schemas.records import Keyword
+    >>> k = dict(datasheet_id="d", keyword="FLY", locator="l")
+    >>> compare_fields(Keyword(**k, source_id="a", is_faction_keyword=False),
+    ...                Keyword(**k, source_id="b", is_faction_keyword=True))
+    {'is_faction_keyword': 'differ'}
+    """
+    a, b = content(first), content(other)
+    table, key = first.__table__, first.__key__
+    out = {}
+    for name, value in a.items():
+        if name in key or (table, name) in NOT_COMPARED:
+            continue
+        theirs = b[name]
+        if value is None or theirs is None:
+            out[name] = NEITHER if value is None and theirs is None else ONLY_B if value is None else ONLY_A
+        else:
+            out[name] = DIFFER if _differ(table, name, value, theirs) else AGREE
+    return out
+
+
+def conflicts_between(first: Record, other: Record, sources: dict[str, Source],
+                      comparison: dict[str, str] | None = None) -> list[Conflict]:
+    """One ``Conflict`` per field on which two records with the same key disagree
+    (``compare_fields``, or ``comparison`` when the caller has it already).
 
     A field that one source leaves empty (None) and the other gives is not a disagreement; a
     printed text field (``AS_READ``) is compared as read, so capitals, spacing or brackets alone
     are not one; a field of ``NOT_COMPARED`` (each source's own id) is never one.
     """
+    comparison = compare_fields(first, other) if comparison is None else comparison
+    differ = [name for name, how in comparison.items() if how == DIFFER]
+    if not differ:
+        return []
     a, b = content(first), content(other)
     sid_a, sid_b = first.source_id, other.source_id  # type: ignore[attr-defined]
     reason = precedence_reason(sources[sid_a], sources[sid_b])
@@ -155,11 +199,61 @@ def conflicts_between(first: Record, other: Record, sources: dict[str, Source]) 
             value_b=_value_text(b[name]), source_id_b=sid_b,
             chosen_source_id=sid_a, reason=reason,
         )
-        for name in a
-        if a[name] is not None and b[name] is not None
-        and (first.__table__, name) not in NOT_COMPARED
-        and _differ(first.__table__, name, a[name], b[name])
+        for name in differ
     ]
+
+
+class AgreementTally:
+    """Counts of how sources agree, per (source a, source b, table, field), as the merge
+    compares rows: the rows ``SourceAgreement`` declares (a: the source of the row kept). The
+    fields that matched the rows (``MATCHED_ON``) are not counted.
+
+    >>> from schemas.records import Keyword
+    >>> srcs = {s: Source(source_id=s, title="", file="", format="", publisher="", edition=10, kind="export",
+    ...                   game_mode=None, version=None, version_date=None, origin="") for s in "ab"}
+    >>> tally = AgreementTally(srcs)
+    >>> k = dict(datasheet_id="d", locator="l", is_faction_keyword=False)
+    >>> tally.add(Keyword(**k, source_id="a", keyword="FLY"), Keyword(**k, source_id="b", keyword="FLY"))
+    >>> [(r.field, r.rows, r.compared, r.agreed, r.disagreed) for r in tally.records()]
+    [('is_faction_keyword', 1, 1, 1, 0)]
+    """
+
+    _OUTCOMES = {AGREE: 0, DIFFER: 1, ONLY_A: 2, ONLY_B: 3, NEITHER: 4}
+
+    def __init__(self, sources: Mapping[str, Source]) -> None:
+        self.sources = sources
+        self.counts: dict[tuple[str, str, str, str], list[int]] = {}
+
+    def add(self, first: Record, other: Record, comparison: dict[str, str] | None = None) -> None:
+        """Count one pair of rows with the same key from two sources (``compare_fields``, or
+        ``comparison`` when the caller has it already)."""
+        comparison = compare_fields(first, other) if comparison is None else comparison
+        pair = (first.source_id, other.source_id)  # type: ignore[attr-defined]
+        table = first.__table__
+        for name, how in comparison.items():
+            if (table, name) not in MATCHED_ON:
+                self.add_outcome(*pair, table, name, how)
+
+    def add_outcome(self, source_a: str, source_b: str, table: str, field: str, how: str) -> None:
+        """Count one comparison of ``field`` (one of ``AGREE``, ``DIFFER``, ``ONLY_A``,
+        ``ONLY_B``, ``NEITHER``)."""
+        counts = self.counts.setdefault((source_a, source_b, table, field), [0, 0, 0, 0, 0])
+        counts[self._OUTCOMES[how]] += 1
+
+    def records(self) -> list[SourceAgreement]:
+        """One ``SourceAgreement`` per (source a, source b, table, field) counted, sorted."""
+        return [
+            SourceAgreement(
+                edition=self._edition(a, b), source_id_a=a, source_id_b=b, table_name=table, field=field,
+                rows=sum(n), compared=n[0] + n[1], agreed=n[0], disagreed=n[1], only_a=n[2], only_b=n[3],
+            )
+            for (a, b, table, field), n in sorted(self.counts.items())
+        ]
+
+    def _edition(self, a: str, b: str) -> int | None:
+        """The edition of both sources; None when they differ (a faction both name, say)."""
+        edition = self.sources[a].edition
+        return edition if self.sources[b].edition == edition else None
 
 
 def _differ(table: str, name: str, a: object, b: object) -> bool:
@@ -409,8 +503,8 @@ def _name_keys(printed: object, any_number: bool) -> object:
 WHOLE_PER_DATASHEET: dict[str, str] = {"unit_composition": "model_name", "wargear_loadouts": "models"}
 
 
-def keep_first_whole(batches: list[list[Record]], sources: dict[str, Source]) -> tuple[
-        list[list[Record]], Counter, list[Conflict]]:
+def keep_first_whole(batches: list[list[Record]], sources: dict[str, Source],
+                     tally: AgreementTally | None = None) -> tuple[list[list[Record]], Counter, list[Conflict]]:
     """Each source's records less its rows of a ``WHOLE_PER_DATASHEET`` table for a datasheet
     whose rows of that table an earlier source (``batches`` in precedence order) already gave,
     unless they line up with those: the same publisher's print (a Wahapedia page and its export
@@ -424,7 +518,8 @@ def keep_first_whole(batches: list[list[Record]], sources: dict[str, Source]) ->
     (counted as duplicates: merged into the kept ones), and a ``Conflict`` per datasheet whose
     set-aside composition gives another smallest unit size
     (``normalise.composition.smallest_unit_size``; field ``unit size``, ``entity_key`` the
-    datasheet id: the composition as a whole).
+    datasheet id: the composition as a whole). ``tally`` counts each such comparison of unit
+    sizes (table ``unit_composition``, field ``unit size``).
     """
     first: dict[tuple[str, str], tuple[str, list[Record]]] = {}  # (table, datasheet) -> (source, rows)
     set_aside: Counter = Counter()
@@ -457,6 +552,10 @@ def keep_first_whole(batches: list[list[Record]], sources: dict[str, Source]) ->
         a, b = (smallest_unit_size([(r.text, r.model_name, r.min_models)  # type: ignore[attr-defined]
                                     for r in sorted(c, key=lambda r: r.line)])  # type: ignore[attr-defined]
                 for c in (kept, rows))
+        if tally is not None:
+            how = NEITHER if a is None and b is None else ONLY_B if a is None else ONLY_A if b is None \
+                else AGREE if a == b else DIFFER
+            tally.add_outcome(kept_sid, sid, "unit_composition", "unit size", how)
         if a is not None and b is not None and a != b:
             conflicts.append(Conflict(
                 table_name="unit_composition", entity_key=sheet, field="unit size", value_a=str(a),

@@ -268,10 +268,12 @@ def _suggest(name: str, candidates: list[str]) -> str:
     return ", ".join(dict.fromkeys(c for c in _close(name, candidates)))
 
 
-def list_units(con: duckdb.DuckDBPyConnection, name: str | None = None, faction: str | None = None) -> Rows:
+def list_units(con: duckdb.DuckDBPyConnection, name: str | None = None, faction: str | None = None,
+               edition: int | None = None) -> Rows:
     """Datasheets with their faction, model count and source, ordered by name.
 
-    ``name`` matches part of the unit name, ignoring case; ``faction`` the faction id or name.
+    ``name`` matches part of the unit name, ignoring case; ``faction`` the faction id or name;
+    ``edition`` the datasheet's edition (None: every edition).
     Nothing matching gives empty rows (not an error); ``units_filter_note`` says why.
     Raises ``InputError`` for a filter over ``MAX_NAME_LENGTH`` characters.
     """
@@ -282,14 +284,35 @@ def list_units(con: duckdb.DuckDBPyConnection, name: str | None = None, faction:
         FROM datasheets d
         WHERE (? IS NULL OR lower(d.name) LIKE '%' || lower(?) || '%')
           AND (? IS NULL OR d.faction_id = ? OR lower(d.faction_id) = lower(?))
+          AND (? IS NULL OR d.edition = ?)
         ORDER BY d.name, d.datasheet_id
     """
-    return _rows(con.execute(sql, [name, name, faction, faction, slug(faction) if faction else None]))
+    return _rows(con.execute(sql, [name, name, faction, faction, slug(faction) if faction else None,
+                                   edition, edition]))
 
 
-def units_filter_note(con: duckdb.DuckDBPyConnection, name: str | None = None, faction: str | None = None) -> str:
+def _other_editions_note(counts: dict[int, int], edition: int, what: str) -> str:
+    """The other editions that have matches, for a filter note ("" when none).
+
+    >>> _other_editions_note({10: 3, 11: 0}, 11, "unit")
+    '; edition 10 has 3 matching units (--edition 10)'
+    """
+    others = [f"edition {e} has {n} matching {what}{'' if n == 1 else 's'} (--edition {e})"
+              for e, n in sorted(counts.items()) if e != edition and n]
+    return "; " + "; ".join(others) if others else ""
+
+
+def units_filter_note(con: duckdb.DuckDBPyConnection, name: str | None = None, faction: str | None = None,
+                      edition: int | None = None) -> str:
     """Why ``list_units`` found nothing for these filters, with close faction ids and unit names
-    (one line, for stderr)."""
+    and the other editions that have matches (one line, for stderr)."""
+    if edition is not None and (name or faction):
+        counts = {e: len(list_units(con, name=name, faction=faction, edition=e)) for e in known_editions(con)}
+        if any(counts.values()):
+            return f"no unit of edition {edition} matches" + _other_editions_note(counts, edition, "unit")
+    if edition is not None and not list_units(con, edition=edition):
+        return f"no unit of edition {edition} in this database" + _other_editions_note(
+            {e: len(list_units(con, edition=e)) for e in known_editions(con)}, edition, "unit")
     why = []
     if faction and not list_units(con, faction=faction):
         factions = con.execute("SELECT faction_id, name FROM factions ORDER BY faction_id").fetchall()
@@ -404,8 +427,10 @@ def weapons(
     name: str | None = None,
     ability: str | None = None,
     datasheet_id: str | None = None,
+    edition: int | None = None,
 ) -> Rows:
-    """Weapon profiles with their abilities, filtered by weapon name, ability and datasheet.
+    """Weapon profiles with their abilities, filtered by weapon name, ability, datasheet and the
+    datasheet's edition (None: every edition).
 
     ``ability`` matches the canonical ability name (``DEVASTATING WOUNDS``, ``ANTI``) or the
     printed form (``anti-infantry``), ignoring case. Nothing matching gives empty rows (not an
@@ -427,6 +452,7 @@ def weapons(
                w.source_id
         FROM weapon_profiles w JOIN datasheets d USING (datasheet_id)
         WHERE (? IS NULL OR w.datasheet_id = ?)
+          AND (? IS NULL OR d.edition = ?)
           AND (? IS NULL OR lower(w.weapon_name) LIKE '%' || lower(?) || '%')
           AND (? IS NULL OR EXISTS (
                 SELECT 1 FROM weapon_abilities a
@@ -437,13 +463,18 @@ def weapons(
         ORDER BY w.is_melee, w.weapon_name, d.name, w.profile_name
     """
     ab = clean_line(ability) if ability else None
-    params = [datasheet_id, datasheet_id, name, name, ab, ab, ab, ab]
+    params = [datasheet_id, datasheet_id, edition, edition, name, name, ab, ab, ab, ab]
     return _rows(con.execute(sql, params))
 
 
-def weapons_filter_note(con: duckdb.DuckDBPyConnection, name: str | None = None, ability: str | None = None) -> str:
+def weapons_filter_note(con: duckdb.DuckDBPyConnection, name: str | None = None, ability: str | None = None,
+                        edition: int | None = None) -> str:
     """Why ``weapons`` found nothing for these filters, with close weapon names and abilities
-    (one line, for stderr)."""
+    and the other editions that have matches (one line, for stderr)."""
+    if edition is not None:
+        counts = {e: len(weapons(con, name=name, ability=ability, edition=e)) for e in known_editions(con)}
+        if any(counts.values()):
+            return f"no weapon of edition {edition} matches" + _other_editions_note(counts, edition, "weapon")
     why = []
     if name and not weapons(con, name=name):
         known = [r[0] for r in con.execute("SELECT DISTINCT weapon_name FROM weapon_profiles").fetchall()]
@@ -471,6 +502,41 @@ def check_edition(con: duckdb.DuckDBPyConnection, edition: int | None, option: s
     if edition is not None and edition not in known:
         raise InputError(f"{option} {edition}: no such edition; the known editions are "
                          + ", ".join(str(e) for e in known))
+
+
+#: The edition commands default to in a database that states none (no datasheet, no source edition).
+FALLBACK_EDITION = 10
+
+
+def latest_edition(con: duckdb.DuckDBPyConnection) -> int:
+    """The edition every command defaults to: the latest edition of the database's datasheets
+    (10 for a database whose datasheets are all of the 10th edition, even if it holds rules of
+    the 11th); for a database without datasheets, the latest edition of its sources;
+    ``FALLBACK_EDITION`` when none states one."""
+    for table in ("datasheets", "sources"):
+        (latest,) = con.execute(f"SELECT max(edition) FROM {table}").fetchone()
+        if latest is not None:
+            return int(latest)
+    return FALLBACK_EDITION
+
+
+def resolve_edition(con: duckdb.DuckDBPyConnection, edition: int | None, option: str = "--edition") -> int:
+    """``edition`` checked against the database's editions (``check_edition``), or, when None,
+    ``latest_edition``. Raises ``InputError`` for an edition the database does not have."""
+    check_edition(con, edition, option)
+    return latest_edition(con) if edition is None else edition
+
+
+def find_datasheet_preferring(
+    con: duckdb.DuckDBPyConnection, name: str, edition: int, mode: str | None = None
+) -> tuple[dict[str, Any], Rows]:
+    """``find_datasheet`` in ``edition`` when the name has a datasheet of that edition, else in
+    any edition (the newest first): the caller sees the other edition in the sheet's
+    ``edition`` and says so. Raises what ``find_datasheet`` raises when no edition has it."""
+    try:
+        return find_datasheet(con, name, edition=edition, mode=mode)
+    except NotFoundError:
+        return find_datasheet(con, name, mode=mode)
 
 
 def unbuilt_fetch_sources(

@@ -10,7 +10,7 @@ import datetime as dt
 import difflib
 import re
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Iterable, Literal
 
 import duckdb
 
@@ -208,19 +208,8 @@ class RuleDiff:
     ops: tuple[tuple[str, str, str], ...]
 
     def marked(self) -> str:
-        """The new text with ``[-removed-]`` and ``{+added+}`` marks."""
-        out = []
-        for tag, a, b in self.ops:
-            if tag == "equal":
-                out.append(a)
-            else:
-                if a.strip():
-                    out.append(f"[-{a.strip()}-]")
-                if b.strip():
-                    out.append(f"{{+{b.strip()}+}}")
-                if tag != "equal" and (a.endswith(" ") or b.endswith(" ")):
-                    out.append(" ")
-        return re.sub(r"(\]|\})(\[|\{)", r"\1 \2", "".join(out))
+        """The new text with ``[-removed-]`` and ``{+added+}`` marks (``mark_ops``)."""
+        return mark_ops(self.ops)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -228,6 +217,26 @@ class RuleDiff:
             "changes": [{"op": t, "from": a, "to": b} for t, a, b in self.ops if t != "equal"],
             "marked": self.marked(),
         }
+
+
+def mark_ops(ops: Iterable[tuple[str, str, str]]) -> str:
+    """The new text of ``word_diff`` opcodes with ``[-removed-]`` and ``{+added+}`` marks.
+
+    >>> mark_ops(word_diff("a Critical Hit automatically wounds", "a Critical Hit can wound"))
+    'a Critical Hit [-automatically-] {+can+} [-wounds-] {+wound+}'
+    """
+    out = []
+    for tag, a, b in ops:
+        if tag == "equal":
+            out.append(a)
+        else:
+            if a.strip():
+                out.append(f"[-{a.strip()}-]")
+            if b.strip():
+                out.append(f"{{+{b.strip()}+}}")
+            if a.endswith(" ") or b.endswith(" "):
+                out.append(" ")
+    return re.sub(r"(\]|\})(\[|\{)", r"\1 \2", "".join(out))
 
 
 def word_diff(old: str, new: str) -> tuple[tuple[str, str, str], ...]:

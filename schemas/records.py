@@ -642,6 +642,35 @@ class SchemaInfo(Record):
     project_version: str
 
 
+class SourceAgreement(Record):
+    """How two sources agree on one field of one table, as the build's merge compared them.
+
+    When two sources give a row with the same key (the same datasheet, weapon profile, model
+    line, ...), the merge compares the later source's row with the row kept (``source_id_a``:
+    the first source in precedence that gave it; ``source_id_b``: the other). ``rows``: rows of
+    the table both gave; ``compared``: of those, rows where both give the field a value;
+    ``agreed`` + ``disagreed`` = ``compared`` (each disagreement is a ``conflicts`` row);
+    ``only_a``, ``only_b``: rows where one source alone gives a value. The key fields are the
+    match itself and are not counted. ``edition``: the edition of both sources (None when they
+    differ: a table such as ``factions`` is shared by the editions).
+    """
+
+    __table__ = "source_agreement"
+    __key__ = ("source_id_a", "source_id_b", "table_name", "field")
+
+    edition: Edition | None
+    source_id_a: str
+    source_id_b: str
+    table_name: str
+    field: str
+    rows: int
+    compared: int
+    agreed: int
+    disagreed: int
+    only_a: int
+    only_b: int
+
+
 #: Every record class whose rows go to the database, in load order.
 ALL_RECORDS: tuple[type[Record], ...] = (
     Source,
@@ -681,4 +710,5 @@ ALL_RECORDS: tuple[type[Record], ...] = (
     Conflict,
     Accounting,
     SchemaInfo,
+    SourceAgreement,
 )

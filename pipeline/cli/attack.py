@@ -189,8 +189,10 @@ def attack_command(
     fnp: Optional[int] = typer.Option(None, "--fnp", callback=_between(2, 6, "5 for Feel No Pain 5+"),
                                       help="Target's Feel No Pain: 2 to 6 (5 for 5+)."),
     damage_reduction: Optional[ReductionChoice] = typer.Option(None, "--damage-reduction", help="1 or half."),
-    edition: int = typer.Option(10, "--edition", callback=_between(10, 11, "the 10th or the 11th edition"),
-                                help="Rules edition: 10 or 11."),
+    edition: Optional[int] = typer.Option(
+        None, "--edition", callback=_between(10, 11, "the 10th or the 11th edition"), help=(
+            "10 or 11: the rules and the datasheets of attacker and target (default: the latest edition "
+            "in the database). A unit with no datasheet of that edition uses another's, said in a note.")),
     explain: bool = typer.Option(False, "--explain", help="List each step with the rule text it applied."),
     db: Path = typer.Option(query.DEFAULT_DB, "--db", help="Database file."),
     fmt: AttackFormat = typer.Option(AttackFormat.table, "--format", "-f", help="table or json."),

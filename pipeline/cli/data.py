@@ -13,6 +13,8 @@ from pipeline.cli.output import Format, ModeChoice, note, render_rows, to_json
 
 DbOption = typer.Option(query.DEFAULT_DB, "--db", help="Database file (built by `make build-db`).")
 FormatOption = typer.Option(Format.table, "--format", "-f", help="Output format: table, json or csv.")
+EditionOption = typer.Option(
+    None, "--edition", help="10 or 11: the datasheets of that edition (default: the latest edition in the database).")
 
 
 @app.command("sql")
@@ -35,28 +37,33 @@ def sql_command(
 def units_command(
     name: Optional[str] = typer.Option(None, "--name", help="Part of the unit name."),
     faction: Optional[str] = typer.Option(None, "--faction", help="Faction id, e.g. adepta-sororitas."),
+    edition: Optional[int] = EditionOption,
     db: Path = DbOption,
     fmt: Format = FormatOption,
 ) -> None:
-    """List units (datasheets), filtered by name and by faction.
+    """List units (datasheets) of one edition, filtered by name and by faction.
 
-    Nothing matching the filters is not an error: the output is empty (no table, [] in JSON, the
-    header line in CSV), a note on stderr names close faction ids and unit names, and the exit
-    status is 0.
+    Without --edition, the units of the latest edition in the database. Nothing matching the
+    filters is not an error: the output is empty (no table, [] in JSON, the header line in CSV),
+    a note on stderr names close faction ids and unit names, or the editions that have matches,
+    and the exit status is 0.
 
-    Example: wh40k units --name sisters --format csv
+    Example: wh40k units --name sisters --edition 10 --format csv
     """
     con = query.open_database(db)
-    rows = query.list_units(con, name=name, faction=faction)
+    edition = query.resolve_edition(con, edition)
+    rows = query.list_units(con, name=name, faction=faction, edition=edition)
     if not rows:
-        note(query.units_filter_note(con, name=name, faction=faction))
-    render_rows(rows, fmt, title="Units")
+        note(query.units_filter_note(con, name=name, faction=faction, edition=edition))
+    render_rows(rows, fmt, title=f"Units (edition {edition})")
 
 
 @app.command("unit")
 def unit_command(
     name: str = typer.Argument(..., help="Unit name or datasheet id."),
-    edition: Optional[int] = typer.Option(None, "--edition", help="10 or 11."),
+    edition: Optional[int] = typer.Option(None, "--edition", help=(
+        "10 or 11 (default: the latest edition in the database, or the unit's own edition when it "
+        "has no datasheet of that one, said in a note).")),
     mode: Optional[ModeChoice] = typer.Option(None, "--mode", help="matched or combat-patrol."),
     db: Path = DbOption,
     fmt: Format = FormatOption,
@@ -66,7 +73,8 @@ def unit_command(
     Looks up one unit, so a name that matches none (or none in the --edition / --mode asked
     for) is an error: `Error: ...` with close names (or the editions and modes it has), exit
     status 1. (units and weapons, which list what matches their filters, give an empty list, a
-note and exit status 0 instead.)
+note and exit status 0 instead.) Without --edition, the datasheet of the latest edition in the
+database; a unit that only another edition has is shown from that edition, with a note.
 
     --format json: one object with the parts (datasheet, model_profiles, weapons, abilities,
     keywords, loadout, data_gaps). --format csv: one flat table, one row per item; its first
@@ -79,7 +87,14 @@ note and exit status 0 instead.)
     """
     con = query.open_database(db)
     query.check_edition(con, edition)
-    sheet, others = query.find_datasheet(con, name, edition=edition, mode=mode.value if mode else None)
+    if edition is None:
+        latest = query.latest_edition(con)
+        sheet, others = query.find_datasheet_preferring(con, name, latest, mode=mode.value if mode else None)
+        if sheet["edition"] != latest:
+            note(f"{sheet['name']}: no datasheet of edition {latest} (the latest in the database); "
+                 f"showing edition {sheet['edition']}'s ({sheet['datasheet_id']})")
+    else:
+        sheet, others = query.find_datasheet(con, name, edition=edition, mode=mode.value if mode else None)
     if others:
         note("also matching: " + ", ".join(o["datasheet_id"] for o in others) + " (pass the datasheet id to choose)")
     detail = query.unit_detail(con, sheet["datasheet_id"])
@@ -121,20 +136,23 @@ def weapons_command(
     ability: Optional[str] = typer.Option(
         None, "--ability", help="Weapon ability, e.g. 'DEVASTATING WOUNDS', 'anti-infantry 4+', ANTI."
     ),
+    edition: Optional[int] = EditionOption,
     db: Path = DbOption,
     fmt: Format = FormatOption,
 ) -> None:
-    """List weapon profiles, filtered by name and by ability.
+    """List the weapon profiles of one edition's datasheets, filtered by name and by ability.
 
-    Nothing matching the filters is not an error: the output is empty (no table, [] in JSON, the
-    header line in CSV), a note on stderr names close weapon names and abilities, and the exit
-    status is 0.
+    Without --edition, the weapons of the latest edition in the database. Nothing matching the
+    filters is not an error: the output is empty (no table, [] in JSON, the header line in CSV),
+    a note on stderr names close weapon names and abilities, or the editions that have matches,
+    and the exit status is 0.
 
-    Example: wh40k weapons --ability "devastating wounds"
+    Example: wh40k weapons --ability "devastating wounds" --edition 10
     """
     con = query.open_database(db)
-    rows = query.weapons(con, name=name, ability=ability)
+    edition = query.resolve_edition(con, edition)
+    rows = query.weapons(con, name=name, ability=ability, edition=edition)
     if not rows:
-        note(query.weapons_filter_note(con, name=name, ability=ability))
-    render_rows(rows, fmt, title="Weapons", columns=[
+        note(query.weapons_filter_note(con, name=name, ability=ability, edition=edition))
+    render_rows(rows, fmt, title=f"Weapons (edition {edition})", columns=[
         "weapon_name", "profile_name", "datasheet", "range", "A", "skill", "S", "AP", "D", "abilities"])

@@ -11,8 +11,8 @@ import typer
 
 from pipeline import query
 from pipeline.cli import app
-from pipeline.cli.output import Format, ModeChoice, render_rows, to_json
-from pipeline.errors import InputError
+from pipeline.cli.output import Format, ModeChoice, note, render_rows, to_json
+from pipeline.errors import InputError, NotFoundError
 from pipeline.rules import governing_text, rule_diff
 
 
@@ -33,8 +33,9 @@ def _date(text: Optional[str]) -> Optional[dt.date]:
 @app.command("rule")
 def rule_command(
     name: str = typer.Argument(..., help="Rule name, alias (Hazardous test) or section number (24.23)."),
-    edition: Optional[int] = typer.Option(
-        None, "--edition", help="10 or 11, the editions of the database (default: the newest with the rule)."),
+    edition: Optional[int] = typer.Option(None, "--edition", help=(
+        "10 or 11, the editions of the database (default: the latest edition in the database; for a rule "
+        "with no wording in it, the newest edition with one, said in a note).")),
     mode: ModeChoice = typer.Option(ModeChoice.matched, "--mode", help="matched or combat-patrol."),
     on: Optional[str] = typer.Option(None, "--on", help="Date the game is played, YYYY-MM-DD."),
     all_: bool = typer.Option(False, "--all", help="List every stored wording instead."),
@@ -61,7 +62,10 @@ def rule_command(
         else:
             render_rows(rows, fmt)
         return
-    ruling = governing_text(con, name, edition, mode.value, _date(on))
+    if edition is None:
+        ruling = _default_edition_ruling(con, name, mode.value, _date(on))
+    else:
+        ruling = governing_text(con, name, edition, mode.value, _date(on))
     if fmt is Format.json:
         print(to_json(ruling.as_dict()))
         return
@@ -79,6 +83,27 @@ def rule_command(
     for step in ruling.chain:
         print(f"  - {step.source_id} [{step.kind}, {step.game_mode or 'all modes'}, "
               f"{step.effective_date or 'undated'}]: {step.verdict}")
+
+
+def _default_edition_ruling(con, name: str, mode: str, on: Optional[dt.date]):
+    """The ruling in the latest edition of the database (``query.latest_edition``), or, when no
+    wording of the rule applies there, in the newest other edition where one does, with a note;
+    when none applies anywhere, the error of the latest edition."""
+    latest = query.latest_edition(con)
+    others = sorted((e for e in query.known_editions(con) if e != latest), reverse=True)
+    try:
+        return governing_text(con, name, latest, mode, on)
+    except NotFoundError as exc:
+        first_error = exc
+    for edition in others:
+        try:
+            ruling = governing_text(con, name, edition, mode, on)
+        except NotFoundError:
+            continue
+        note(f"{ruling.title}: no wording for {mode} games in edition {latest} (the latest in the database); "
+             f"the edition {ruling.edition} wording")
+        return ruling
+    raise first_error
 
 
 @app.command("rule-diff")

@@ -50,7 +50,9 @@ class AttackRequest:
     target_models: int | None = None
     feel_no_pain: int | None = None
     context: Context = field(default_factory=Context)
-    edition: int | None = None  # the rules edition (overrides context.edition)
+    #: The rules edition (overrides ``context.edition``) and the edition of the datasheets of
+    #: attacker and target; None: the latest edition in the database (``query.latest_edition``).
+    edition: int | None = None
 
 
 @dataclass(frozen=True)
@@ -81,9 +83,11 @@ class AttackOutcome:
 
 
 def resolve_target(con, text: str, models: int | None = None, notes: list[str] | None = None,
-                   phase: Phase = "shooting") -> Target:
+                   phase: Phase = "shooting", edition: int | None = None) -> Target:
     """A ``Target`` from a standard profile name, an inline profile or a datasheet name, attacked
     in ``phase`` (a datasheet's invulnerable save may hold against ranged or melee attacks only).
+    A datasheet name takes the datasheet of ``edition`` (None: the latest in the database), or,
+    when the unit has none of that edition, another edition's, with a note.
 
     Raises ``InputError`` for an unreadable inline profile or a datasheet with no model count in
     the database when ``models`` is not given (``--target-models``), and ``NotFoundError`` for an
@@ -96,8 +100,9 @@ def resolve_target(con, text: str, models: int | None = None, notes: list[str] |
     elif _INLINE.search(text):
         target = parse_target(text)
     else:
+        edition = query.latest_edition(con) if edition is None else edition
         try:
-            sheet, others = query.find_datasheet(con, text)
+            sheet, others = query.find_datasheet_preferring(con, text, edition)
         except NotFoundError as exc:
             raise NotFoundError(
                 f"{exc}; a target can also be a standard profile ({', '.join(STANDARD_PROFILES)}) "
@@ -106,6 +111,8 @@ def resolve_target(con, text: str, models: int | None = None, notes: list[str] |
         if others:
             notes.append(f"target {text!r}: using {sheet['datasheet_id']}; also matching: "
                          + ", ".join(o["datasheet_id"] for o in others))
+        if sheet.get("edition") is not None and sheet["edition"] != edition:
+            notes.append(_other_edition_note("target", sheet, edition))
         target = target_from_datasheet(con, sheet, models=models, phase=phase, notes=notes)
         if models is None and not sheet.get("starting_strength"):
             notes.append(f"target {sheet['name']}: {target.models} model{'' if target.models == 1 else 's'} "
@@ -131,17 +138,18 @@ def attack(request: AttackRequest, db: Path = query.DEFAULT_DB) -> AttackOutcome
 
 def _attack(con, request: AttackRequest) -> AttackOutcome:
     notes: list[str] = []
-    sheet, others = query.find_datasheet(con, request.attacker)
+    edition = query.latest_edition(con) if request.edition is None else request.edition
+    sheet, others = query.find_datasheet_preferring(con, request.attacker, edition)
     if others:
         notes.append(f"attacker {request.attacker!r}: using {sheet['datasheet_id']}; also matching: "
                      + ", ".join(o["datasheet_id"] for o in others) + " (pass a datasheet id to choose)")
+    if sheet.get("edition") is not None and sheet["edition"] != edition:
+        notes.append(_other_edition_note("attacker", sheet, edition))
     target_notes: list[str] = []
-    target = resolve_target(con, request.target, request.target_models, target_notes, request.phase)
+    target = resolve_target(con, request.target, request.target_models, target_notes, request.phase, edition)
     if request.feel_no_pain is not None:
         target = dataclasses.replace(target, feel_no_pain=request.feel_no_pain)
-    context = request.context
-    if request.edition is not None:
-        context = dataclasses.replace(context, edition=request.edition)
+    context = dataclasses.replace(request.context, edition=edition)
     if request.phase == "fight" and context.cover:
         context = dataclasses.replace(context, cover=False)
     keywords = frozenset(k for (k,) in con.execute(
@@ -158,10 +166,6 @@ def _attack(con, request: AttackRequest) -> AttackOutcome:
             + ", ".join(o["datasheet_id"] for o in others) + ": pass one as the attacker)"
         ) from None
     notes.extend(target_notes)
-    if sheet.get("edition") is not None and sheet["edition"] != context.edition:
-        notes.append(f"attacker {sheet['name']!r}: its datasheet is from the {_ordinal(sheet['edition'])} "
-                     f"edition ({sheet['datasheet_id']}); its profiles are used under the "
-                     f"{_ordinal(context.edition)} edition's rules")
     result = exact.resolve(weapons, target, context)
     return AttackOutcome(sheet["name"], tuple(weapons), target, result,
                          explain_steps(con, result, context.edition), tuple(notes))
@@ -198,6 +202,16 @@ def check_request(request: AttackRequest) -> None:
 def _ordinal(edition: int) -> str:
     """``10`` -> ``10th`` (the editions are 10 and 11)."""
     return f"{edition}th"
+
+
+def _other_edition_note(role: str, sheet: dict, edition: int) -> str:
+    """The note for a unit whose datasheet is of another edition than the attack's.
+
+    >>> _other_edition_note("target", {"name": "Exorcist", "edition": 10, "datasheet_id": "10e/x/exorcist"}, 11)
+    "target 'Exorcist': its datasheet is from the 10th edition (10e/x/exorcist); its profiles are used under the 11th edition's rules"
+    """
+    return (f"{role} {sheet['name']!r}: its datasheet is from the {_ordinal(sheet['edition'])} edition "
+            f"({sheet['datasheet_id']}); its profiles are used under the {_ordinal(edition)} edition's rules")
 
 
 def explain_steps(con, result: AttackResult, edition: int) -> tuple[ExplainedStep, ...]:
