@@ -130,7 +130,7 @@ class UnitComposition(Provenanced):
     A model group (``1 Sister Superior``, ``4-9 Battle Sisters``; a printed line ``1 Sergeant
     and 9 Troopers`` is two rows, each with the printed line as ``text``), or a line that is not
     a model line, with no model name and no counts (``OR`` between alternative compositions, a
-    size cap). The reading is ``pipeline.normalise.composition``, the same for every source.
+    size cap). The reading is ``pipeline.assemble.composition``, the same for every source.
     """
 
     __table__ = "unit_composition"

@@ -58,3 +58,59 @@ class PrintedModel:
     objective_control: str | None
     invulnerable_save: str | None = None
     invulnerable_save_note: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PrintedDatasheet:
+    """A datasheet's own values as printed: its name, role (``Battleline``), legend (the fluff)
+    and the model count printed with the name (``CANONESS ADALYA (1 MODEL)``: ``"1"``), if any.
+
+    ``faction_id``, ``edition``, ``game_mode`` and ``external_id`` (the source's own id of the
+    datasheet) are what the extractor found for it, not read again.
+    """
+
+    locator: str
+    name: str
+    faction_id: str | None
+    edition: int | None
+    game_mode: str | None = None
+    role: str | None = None
+    legend: str | None = None
+    external_id: str | None = None
+    model_count: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PrintedAbility:
+    """One ability of a datasheet as printed: its kind (the box or label it is under: ``core``,
+    ``faction``, ``datasheet``, ``wargear``, ``other``), its name, and its text (None: the
+    datasheet only names it, as core and faction abilities).
+
+    ``parameter`` is given only by a source that prints it apart from the name (the export's
+    ``parameter`` column, a BattleScribe link's name modifier); otherwise a name printed alone
+    carries it (``Deadly Demise D3``).
+    """
+
+    locator: str
+    kind: str
+    name: str
+    text: str | None = None
+    parameter: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PrintedComposition:
+    """One unit-composition line as printed (``1 Sister Superior``, ``4-9 Battle Sisters``,
+    ``1 Sergeant and 9 Troopers``, ``OR``, ``10 MODELS MAXIMUM``): its ``text`` is stored.
+
+    ``models``: the part of the line that names the models when the source prints more on it (a
+    keyword tag: ``1 Lord Solar Leontus – EPIC HERO``); None: the whole text. ``counts``: the
+    ``(min, max, model name)`` of a source that gives them apart from any text (BattleScribe: an
+    entry's name and constraints; max None: no maximum); then no text is read. A ``{line}`` in
+    ``locator`` is replaced by each row's number.
+    """
+
+    locator: str
+    text: str
+    models: str | None = None
+    counts: tuple[int, int | None, str] | None = None

@@ -76,12 +76,14 @@ def ability_items(printed: str) -> list[str]:
 
 @dataclass(frozen=True, slots=True)
 class Note:
-    """A flag the assembly raises about a record: its table, entity key, code and detail."""
+    """A flag the assembly raises about a record: its table, entity key, code and detail; its
+    locator when it is not the printed item's."""
 
     table: str
     entity: str
     code: str
     detail: str
+    locator: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,7 +116,7 @@ class Assembled:
         for record in rest:
             collector.add(record)
         for note in self.notes:
-            collector.flag(note.table, note.entity, note.code, note.detail, locator)
+            collector.flag(note.table, note.entity, note.code, note.detail, note.locator or locator)
         for gap in self.gaps:
             collector.gap(gap.table, gap.entity, gap.field, gap.reason, locator)
         return True

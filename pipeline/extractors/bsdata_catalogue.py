@@ -1,4 +1,10 @@
-"""BattleScribe catalogues (BSData) -> datasheets: one tree walker, two readers (XML and JSON).
+"""BattleScribe catalogues (BSData): extracts the units they hold; one tree walker, two readers (XML and JSON).
+
+What it hands to the assembly (``pipeline.assemble``): each unit (``PrintedDatasheet``), each
+``Unit`` profile (``PrintedModel``), each weapon profile (``PrintedWeapon``, with the rules it
+links), each ability profile and rule link (``PrintedAbility``, a link's name modifier as the
+parameter), each line of the default roster (``PrintedComposition``, its counts given apart), the
+loadout lines and the keywords.
 
 A BattleScribe catalogue (``.cat``, BSData ``wh40k-10e``, XML schema 2.03; the same data model
 as JSON in ``wh40k-11e``) holds units as selection entries. Each unit is turned into the records
@@ -101,22 +107,23 @@ from pipeline.extractors import ParseResult, load_json, xml_reason
 from pipeline.extractors.bsdata_categories import FACTION_PREFIX, classify_categories
 from pipeline.extractors.bsdata_gamesystem import plain_rule_text
 from pipeline.extractors.bsdata_roster import Roster, unit_roster
+from pipeline.assemble.abilities import assemble_ability
 from pipeline.assemble.collector import Collector
+from pipeline.assemble.composition import assemble_composition
+from pipeline.assemble.datasheets import assemble_datasheet
 from pipeline.assemble.ids import datasheet_id
 from pipeline.assemble.models import assemble_model
-from pipeline.assemble.printed import PrintedModel, PrintedWeapon
+from pipeline.assemble.printed import PrintedAbility, PrintedComposition, PrintedDatasheet, PrintedModel, PrintedWeapon
 from pipeline.assemble.protection import INVULNERABLE_NAME, read_invulnerable_ability
 from pipeline.assemble.weapons import ability_items, assemble_weapon
 from pipeline.normalise.weapon_abilities import parse_ability
 from schemas.records import (
     Ability,
-    Datasheet,
     Keyword,
     ModelProfile,
     Record,
     Reject,
     Source,
-    UnitComposition,
     WargearLoadout,
 )
 
@@ -461,17 +468,6 @@ def _not_unit_wargear(node: Tree) -> bool:
     return bool(NOT_UNIT_WARGEAR.search(str(node.get("name", "")))) or "crusade" in _text(node.get("comment")).lower()
 
 
-def composition_count(least: int, most: int | None) -> str:
-    """How a composition line's count reads: ``9``, ``0-1``, ``6+`` (no maximum).
-
-    >>> composition_count(9, 9), composition_count(0, 1), composition_count(6, None)
-    ('9', '0-1', '6+')
-    """
-    if most is None:
-        return f"{least}+"
-    return str(least) if least == most else f"{least}-{most}"
-
-
 def loadout_lines(roster: Roster, single_model: bool) -> list[tuple[str, int | None, str]]:
     """The default loadout as lines ``(models, model_count, equipment)``.
 
@@ -577,10 +573,9 @@ class _Unit:
         if not self.models:
             self.gap(locator, "model_profiles", ds_id, "characteristics",
                      "no 'Unit' profile reachable from this unit in the files read")
-        starting = self.composition_and_loadout()
-        datasheet = Datasheet(source_id=self.sid, locator=locator, datasheet_id=ds_id, name=name,
-                              faction_id=faction_id, edition=edition, game_mode=doc.source.game_mode,
-                              starting_strength=starting, external_id=str(entry.get("id")))
+        composition = self.composition_and_loadout()
+        printed = PrintedDatasheet(locator, name, faction_id, edition, doc.source.game_mode, external_id=str(entry.get("id")))
+        datasheet = assemble_datasheet(printed, self.sid, ds_id, composition)
         keywords = [Keyword(source_id=self.sid, locator=locator, datasheet_id=ds_id, keyword=k, is_faction_keyword=True)
                     for k in split.faction_keywords]
         keywords += [Keyword(source_id=self.sid, locator=locator, datasheet_id=ds_id, keyword=k, is_faction_keyword=False)
@@ -591,16 +586,15 @@ class _Unit:
         self.result.rejects.extend(self.collector.rejects)
         self.result.duplicates.update(self.collector.duplicates)
 
-    def composition_and_loadout(self) -> int | None:
+    def composition_and_loadout(self) -> list[Record]:
         """The unit's ``UnitComposition`` and ``WargearLoadout`` rows from its default roster
-        (``bsdata_roster``, module docstring); returns its starting strength (the lines' sum when
-        every line is a fixed count, else None)."""
+        (``bsdata_roster``, module docstring); returns the ``UnitComposition`` rows."""
         roster = unit_roster(self.entry, self.doc, self.index, _model_name, _not_unit_wargear)
+        composition: list[Record] = []
         for line, model in enumerate(roster.lines, start=1):
-            self.records.append(UnitComposition(
-                source_id=self.sid, locator=_loc(model.doc, model.node, model.kind), datasheet_id=self.ds_id,
-                line=line, model_name=model.name, min_models=model.default, max_models=model.most,
-                text=f"{composition_count(model.default, model.most)} {model.name}"))
+            printed = PrintedComposition(_loc(model.doc, model.node, model.kind), "", counts=(model.default, model.most, model.name))
+            composition += assemble_composition(printed, self.sid, self.ds_id, line).records
+        self.records += composition
         for undecided in roster.undecided:
             table = "unit_composition" if undecided.what == "models" else "wargear_loadouts"
             self.gap(_loc(undecided.doc, undecided.node, "selectionEntryGroup"), table,
@@ -611,9 +605,7 @@ class _Unit:
                 source_id=self.sid, locator=_loc(self.doc, self.entry), datasheet_id=self.ds_id, line=line,
                 models=models, model_count=count, equipment=equipment,
                 text=f"{models} {verb} equipped with: {equipment}."))
-        if roster.lines and all(m.default == m.most for m in roster.lines):
-            return roster.smallest
-        return None
+        return composition
 
     # -- walking
 
@@ -671,8 +663,7 @@ class _Unit:
             name = _linked_name(link)
             if target is None or target.kind != "rule":
                 loc = _loc(walk.doc, link, "infoLink")
-                self.add_ability(Ability(source_id=self.sid, locator=loc, datasheet_id=self.ds_id, kind="other",
-                                         name=name[0], parameter=name[1], text=None))
+                self.add_ability(PrintedAbility(loc, "other", name[0], None, name[1]))
                 self.gap(loc, "abilities", f"{self.ds_id}|other|{name[0]}", "kind",
                          f"rule link -> targetId {link.get('targetId')!r} not in the files read: kind and text unknown")
                 return
@@ -710,10 +701,10 @@ class _Unit:
         if link is None:
             text = plain_rule_text(_text(rule.get("description"))) or None
         loc = _loc(walk.doc, link if link is not None else rule, "infoLink" if link is not None else "rule")
-        self.add_ability(Ability(source_id=self.sid, locator=loc, datasheet_id=self.ds_id, kind=kind,  # type: ignore[arg-type]
-                                 name=printed, parameter=parameter, text=text))
+        self.add_ability(PrintedAbility(loc, kind, printed, text, parameter))
 
-    def add_ability(self, ability: Ability) -> None:
+    def add_ability(self, printed: PrintedAbility) -> None:
+        ability = assemble_ability(printed, self.sid, self.ds_id)
         key = ability.key()
         first = self.abilities.get(key)
         if first is None:
@@ -744,15 +735,12 @@ class _Unit:
                 text = plain_rule_text(chars.get("Description", ""))
                 if INVULNERABLE_NAME.match(name) and not walk.wargear:
                     self.invulns.append((name, text, loc))
-                self.add_ability(Ability(source_id=self.sid, locator=loc, datasheet_id=self.ds_id,
-                                         kind="wargear" if walk.wargear else "datasheet", name=name,
-                                         parameter=None, text=text or None))
+                self.add_ability(PrintedAbility(loc, "wargear" if walk.wargear else "datasheet", name, text))
             else:
                 values = {k: v for k, v in chars.items() if v}
                 # one characteristic (Capacity): its text as printed; several: each named
                 text = next(iter(values.values())) if len(values) == 1 else "; ".join(f"{k}: {v}" for k, v in values.items())
-                self.add_ability(Ability(source_id=self.sid, locator=loc, datasheet_id=self.ds_id, kind="other",
-                                         name="Transport", parameter=None, text=text or None))
+                self.add_ability(PrintedAbility(loc, "other", "Transport", text))
         except (NormaliseError, ValidationError) as exc:
             table = {"model": "model_profiles", "ranged": "weapon_profiles", "melee": "weapon_profiles"}.get(what, "abilities")
             reason = str(exc) if isinstance(exc, NormaliseError) else "; ".join(e["msg"] for e in exc.errors())

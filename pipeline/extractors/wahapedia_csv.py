@@ -1,4 +1,13 @@
-"""Wahapedia CSV export (10th and 11th edition): 20 pipe-separated tables -> records.
+"""Wahapedia CSV export (10th and 11th edition): extracts what its 20 pipe-separated tables print.
+
+What it hands to the assembly (``pipeline.assemble``): a ``PrintedDatasheet`` per Datasheets row
+(its Starting Strength read from its composition rows), a ``PrintedComposition`` per
+Datasheets_unit_composition row (the model part: its first line, the keyword spans cut off), a
+``PrintedModel`` per Datasheets_models row, a ``PrintedWeapon`` per Datasheets_wargear row, a
+``PrintedAbility`` per Datasheets_abilities row and for the ``transport``, ``damaged_*`` and
+``leader_*`` columns, the ``loadout`` lines and the keywords; the collector and the id scheme are
+the assembly's too. The tables no other source prints (publications, detachments, options, costs,
+Stratagems, enhancements, rule texts) it builds itself.
 
 Pure: ``parse_export(files, source)`` takes the decoded text of each table, keyed by table name
 (the file stem: ``"Datasheets"``, ``"Datasheets_wargear"``), and returns records, rejects and the
@@ -71,20 +80,21 @@ from typing import Callable, Iterable, Mapping
 
 from pydantic import ValidationError
 
+from pipeline.assemble.abilities import assemble_ability
 from pipeline.assemble.collector import Collector, Outcome, entity_key
+from pipeline.assemble.composition import assemble_composition
+from pipeline.assemble.datasheets import assemble_datasheet, starting_strength
 from pipeline.assemble.ids import datasheet_id, qualified_datasheet_id
 from pipeline.assemble.keywords import read_keyword, read_keywords
 from pipeline.assemble.loadouts import assemble_loadout
 from pipeline.assemble.models import assemble_model
-from pipeline.assemble.printed import PrintedModel, PrintedWeapon
+from pipeline.assemble.printed import PrintedAbility, PrintedComposition, PrintedDatasheet, PrintedModel, PrintedWeapon
 from pipeline.assemble.weapons import assemble_weapon
 from pipeline.errors import ManifestError, NormaliseError
-from pipeline.normalise.composition import model_groups
 from pipeline.normalise.text import SharedHtmlCleaning, clean_line, html_to_text, slug
 from pipeline.extractors import ParseResult
 from pipeline.extractors.psv import Row, Table, read_table
 from schemas.records import (
-    Ability,
     Accounting,
     DataFlag,
     DataGap,
@@ -859,20 +869,11 @@ class _Export:
         wid = v["id"].strip()
         ds_id = self.datasheet_ids[wid]
         locator = self.locator("Datasheets", row.line)
-        name = clean_line(self.html(v["name"]))
-        record = Datasheet(
-            source_id=self.sid,
-            locator=locator,
-            datasheet_id=ds_id,
-            name=name,
-            faction_id=self.faction_slug[v["faction_id"].strip()],
-            edition=self.edition,
-            game_mode=None,
-            starting_strength=None,
-            role=clean_line(v.get("role", "")) or None,
-            legend=self.text_or_none(v.get("legend", "")),
-            external_id=wid,
-        )
+        printed = PrintedDatasheet(locator, self.html(v["name"]), self.faction_slug[v["faction_id"].strip()],
+                                   self.edition, role=v.get("role", ""), legend=self.html(v.get("legend", "")),
+                                   external_id=wid)
+        record = assemble_datasheet(printed, self.sid, ds_id)
+        name = record.name
         self.claim(record)
         out: list[Record] = [record]
         flag = lambda code, detail: self.flag(
@@ -894,11 +895,8 @@ class _Export:
         return out
 
     def datasheets(self, row: Row) -> list[Record]:
-        """Emit the records prepared for a Datasheets row, with ``starting_strength``.
-
-        ``starting_strength`` is the sum of the unit composition's model counts when every line
-        is a fixed count (``1 Canoness``); None when a line is a range or not a model line.
-        """
+        """Emit the records prepared for a Datasheets row, with ``starting_strength`` read from
+        its unit composition rows (``pipeline.assemble.datasheets.starting_strength``)."""
         wid = row.values["id"].strip()
         if not wid:
             raise _Rejected("datasheet without an id")
@@ -910,9 +908,8 @@ class _Export:
                 f"duplicate_key_conflict: datasheet id {wid} already read from "
                 f"{self.locator('Datasheets', line)} with different values"
             )
-        lines = self.composition.get(wid, [])
-        if lines and all(c.min_models is not None and c.min_models == c.max_models for c in lines):
-            starting = sum(c.min_models or 0 for c in lines)
+        starting = starting_strength(None, self.composition.get(wid, []))
+        if starting is not None:
             records = [records[0].model_copy(update={"starting_strength": starting}), *records[1:]]
         return records
 
@@ -941,71 +938,26 @@ class _Export:
     def datasheet_sections(self, row: Row, ds_id: str) -> list[Record]:
         """Transport, Damaged and Leader sections of a datasheet row -> ``Ability`` (kind other)."""
         v = row.values
-        out: list[Record] = []
         locator = self.locator("Datasheets", row.line)
-        transport = self.html(v.get("transport", ""))
-        if transport:
-            out.append(
-                Ability(
-                    source_id=self.sid,
-                    locator=locator,
-                    datasheet_id=ds_id,
-                    kind="other",
-                    name="Transport",
-                    parameter=None,
-                    text=transport,
-                )
-            )
-        damaged_w = clean_line(v.get("damaged_w", ""))
-        damaged = self.html(v.get("damaged_description", ""))
-        if damaged_w or damaged:
-            out.append(
-                Ability(
-                    source_id=self.sid,
-                    locator=locator,
-                    datasheet_id=ds_id,
-                    kind="other",
-                    name="Damaged",
-                    parameter=damaged_w or None,
-                    text=damaged or None,
-                )
-            )
-        leader = "\n".join(
-            t
-            for t in (self.html(v.get("leader_head", "")), self.html(v.get("leader_footer", "")))
-            if t
-        )
-        if leader:
-            out.append(
-                Ability(
-                    source_id=self.sid,
-                    locator=locator,
-                    datasheet_id=ds_id,
-                    kind="other",
-                    name="Leader",
-                    parameter=None,
-                    text=leader,
-                )
-            )
+        leader = "\n".join(t for t in (self.html(v.get("leader_head", "")), self.html(v.get("leader_footer", ""))) if t)
+        printed = [
+            PrintedAbility(locator, "other", "Transport", self.html(v.get("transport", ""))),
+            PrintedAbility(locator, "other", "Damaged", self.html(v.get("damaged_description", "")),
+                           clean_line(v.get("damaged_w", ""))),
+            PrintedAbility(locator, "other", "Leader", leader),
+        ]
+        out: list[Record] = [assemble_ability(p, self.sid, ds_id) for p in printed if p.text or p.parameter]
         flags: list[Record] = []
         for ability in out:
             self.claim(ability)
-            flags += self.markup_flags(
-                "Datasheets",
-                row.line,
-                "abilities",
-                f"{ds_id}|other|{getattr(ability, 'name')}",
-                getattr(ability, "text") or "",
-            )
+            flags += self.markup_flags("Datasheets", row.line, "abilities", entity_key(ability), ability.text or "")
         return out + flags
 
     def unit_composition(self, row: Row) -> list[Record]:
         """A Datasheets_unit_composition row -> ``UnitComposition`` rows and keyword spans.
 
-        Read as ``pipeline.normalise.composition`` says, as the datasheet pages are read: one
-        row per model group (``1 Runtherd and 10 Gretchin`` gives two, each with the whole line
-        as its text); a line without a model count (``OR``, ``One of the following:``) one row
-        with no model name and no counts, flagged ``composition_text_line``. Rows are numbered
+        The line (its first line without the keyword spans) is read by
+        ``pipeline.assemble.composition``, as the datasheet pages are. Rows are numbered
         from 1 per datasheet in file order (the export lists them by ``line``; a row whose
         ``line`` does not follow the one before gets a ``composition_line_order`` flag). The
         export's ``line`` identifies the input row: the same datasheet and line again is a
@@ -1023,61 +975,23 @@ class _Export:
         text = self.html(html)
         model_text = self.html(model_html).rstrip()
         model_text = re.sub(r"\s*[–—-]\s*$", "", model_text) if cut else model_text
-        first = model_text.split("\n")[0].strip()
-        groups = model_groups(first)
-        parts: list[tuple[str, int | None, int | None]] = (
-            [("", None, None)]
-            if groups is None
-            else [(g.model_name, g.min_models, g.max_models) for g in groups]
-        )
-
-        def record(line: int, name: str, low: int | None, high: int | None) -> UnitComposition:
-            return UnitComposition(
-                source_id=self.sid,
-                locator=self.locator("Datasheets_unit_composition", row.line),
-                datasheet_id=ds_id,
-                line=line,
-                model_name=name,
-                min_models=low,
-                max_models=high,
-                text=text,
-            )
-
+        printed = PrintedComposition(self.locator("Datasheets_unit_composition", row.line), text,
+                                     model_text.split("\n")[0].strip())
         # The input row, keyed as the export numbers it (repeats are duplicates or conflicts).
         row_key = ("Datasheets_unit_composition", (ds_id, source_line))
-        self.claim(record(source_line, *parts[0]), row_key)
+        self.claim(assemble_composition(printed, self.sid, ds_id, source_line).records[0], row_key)
         earlier = self.composition[wid]
         start = earlier[-1].line + 1 if earlier else 1
-        records = [record(start + i, *part) for i, part in enumerate(parts)]
-        earlier.extend(records)
-        flag = lambda line, code, detail: self.flag(  # noqa: E731
-            "Datasheets_unit_composition",
-            row.line,
-            "unit_composition",
-            f"{ds_id}|{line}",
-            code,
-            detail,
-        )
-        out: list[Record] = list(records)
-        if groups is None:
-            out.append(flag(start, "composition_text_line", f"{first!r} is not a model line"))
-        else:
-            note = f"{first!r}: the '*' refers to a note"
-            out += [
-                flag(start + i, "composition_footnote_marker", note)
-                for i, g in enumerate(groups)
-                if g.footnote
-            ]
+        assembled = assemble_composition(printed, self.sid, ds_id, start)
+        records = assembled.records
+        earlier.extend(records)  # type: ignore[arg-type]
+        notes = [(n.entity, n.code, n.detail) for n in assembled.notes]
         previous_row_key = ("Datasheets_unit_composition", (ds_id, source_line - 1))
         if source_line != 1 and previous_row_key not in self._seen:
-            out.append(
-                flag(
-                    start,
-                    "composition_line_order",
-                    f"export line {source_line} does not follow line {source_line - 1}: "
-                    "rows numbered in file order",
-                )
-            )
+            notes.append((f"{ds_id}|{start}", "composition_line_order",
+                          f"export line {source_line} does not follow line {source_line - 1}: rows numbered in file order"))
+        out: list[Record | None] = [*records, *(self.flag("Datasheets_unit_composition", row.line, "unit_composition", *n)
+                                                for n in notes)]
         for keyword in read_keywords(self.html(keyword_html)):
             kw = Keyword(
                 source_id=self.sid,
@@ -1240,17 +1154,10 @@ class _Export:
             name = name or self.ability_names[ability_wid]
         if not name:
             raise _Rejected("ability without a name")
-        locator = self.locator("Datasheets_abilities", row.line)
-        text = self.text_or_none(v.get("description", ""))
-        record = Ability(
-            source_id=self.sid,
-            locator=locator,
-            datasheet_id=ds_id,
-            kind=kind,  # type: ignore[arg-type]
-            name=name,
-            parameter=clean_line(v.get("parameter", "")) or None,
-            text=text,
-        )
+        printed = PrintedAbility(self.locator("Datasheets_abilities", row.line), kind, name,
+                                 self.html(v.get("description", "")), v.get("parameter", ""))
+        record = assemble_ability(printed, self.sid, ds_id)
+        name, text = record.name, record.text
         self.claim(record)
         out: list[Record] = [record]
         model = clean_line(v.get("model", ""))

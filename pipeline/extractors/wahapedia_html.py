@@ -1,8 +1,15 @@
-"""Saved Wahapedia 10th-edition datasheet pages (whole HTML pages) -> datasheet records.
+"""Saved Wahapedia 10th-edition datasheet pages (whole HTML pages): extracts what a page prints.
+
+What it hands to the assembly (``pipeline.assemble``), as the text the page shows: the datasheet
+(``PrintedDatasheet``), each profile (``PrintedModel``, with its invulnerable save box), each
+weapon row (``PrintedWeapon``), each ability, box and CORE / FACTION name (``PrintedAbility``),
+each UNIT COMPOSITION line (``PrintedComposition``, a keyword tag cut off), each loadout line and
+the keywords.
 
 Input: one page of ``wahapedia.ru/wh40k10ed/factions/<faction>/<Datasheet>`` as served (ads,
 scripts, site navigation, rules tooltips and all). Output, per ``div.dsOuterFrame`` on the page
-(a datasheet page has one; a collated ``datasheets.html`` page has many):
+(a datasheet page has one; a collated ``datasheets.html`` page has many), the records the
+assembly builds of what it hands over, and the others it builds itself:
 
 - ``Faction`` (once per page) from the page header (``<h1>``: ``Tyranids – Termagants``);
 - ``Datasheet``: name (``.dsH2Header``), faction, role (the ``Army List`` menu heading above the
@@ -18,7 +25,7 @@ scripts, site navigation, rules tooltips and all). Output, per ``div.dsOuterFram
   abilities, the DAMAGED box, special boxes (``SUPREME COMMANDER``, ``ORDERS``: kind ``other``)
   and the text of an invulnerable save box (name ``Invulnerable Save``);
 - ``Keyword`` (keywords and faction keywords), ``WargearLoadout`` (``Every model is equipped
-  with: ...``), ``UnitComposition`` read as ``pipeline.normalise.composition`` says, as the
+  with: ...``), ``UnitComposition`` read as ``pipeline.assemble.composition`` says, as the
   export is: one row per model group (``1 Shock Trooper Sergeant and 9 Shock Troopers`` gives
   two), an ``OR`` between alternative compositions and any other line without a model count
   (``10 MODELS MAXIMUM``) a row with no counts, and an ``alternative_compositions`` flag naming
@@ -75,22 +82,22 @@ from urllib.parse import urlparse
 from bs4 import BeautifulSoup, NavigableString, Tag
 from bs4.filter import ElementFilter
 
-from pipeline.assemble.abilities import split_ability_parameter
+from pipeline.assemble.abilities import assemble_ability
 from pipeline.assemble.collector import Collector
+from pipeline.assemble.composition import assemble_composition
+from pipeline.assemble.datasheets import assemble_datasheet
 from pipeline.assemble.ids import datasheet_id
 from pipeline.assemble.keywords import read_keywords
 from pipeline.assemble.loadouts import assemble_loadout
 from pipeline.assemble.models import assemble_model
-from pipeline.assemble.printed import PrintedModel, PrintedWeapon
+from pipeline.assemble.printed import PrintedAbility, PrintedComposition, PrintedDatasheet, PrintedModel, PrintedWeapon
 from pipeline.assemble.weapons import assemble_weapon
 from pipeline.errors import NormaliseError
 from pipeline.normalise.characteristics import WEAPON_COLUMNS, WEAPON_TABLES
-from pipeline.normalise.composition import ModelGroup, is_alternative, model_groups
+from pipeline.normalise.composition import is_alternative
 from pipeline.normalise.text import clean_line, html_to_text, slug
 from pipeline.extractors import ParseResult
 from schemas.records import (
-    Ability,
-    Datasheet,
     Faction,
     Keyword,
     LeaderLink,
@@ -209,22 +216,6 @@ def text_of(node: Tag | NavigableString | None) -> str:
     if node is None:
         return ""
     return fold(str(node) if isinstance(node, NavigableString) else node.get_text())
-
-
-def split_composition(printed: str) -> list[ModelGroup] | None:
-    """Model groups of a composition line (``pipeline.normalise.composition.model_groups``).
-
-    A keyword tag at the end (``1 Lord Solar Leontus – EPIC HERO``) is not part of the name.
-    None when the line is not a model line.
-
-    >>> [g.model_name for g in split_composition("1 Shock Trooper Sergeant and 9 Shock Troopers")]
-    ['Shock Trooper Sergeant', 'Shock Troopers']
-    >>> split_composition("1 Lord Solar Leontus – EPIC HERO")
-    [ModelGroup(min_models=1, max_models=1, model_name='Lord Solar Leontus', footnote=False)]
-    >>> split_composition("10 MODELS MAXIMUM") is None, split_composition("Sergeant") is None
-    (True, True)
-    """
-    return model_groups(_KEYWORD_TAG.sub("", printed.strip()))
 
 
 def split_ability_items(printed: str) -> list[str]:
@@ -386,8 +377,7 @@ class _Sheet:
         self.edition, self.faction_id, self.anchor = edition, faction_id, anchor
         self.name = ""
         self.ds_id = ""
-        self.composition_groups: list[tuple[int, int]] = []
-        self.composition_ok = True
+        self.composition: list[UnitComposition] = []  # this datasheet's rows
         self.alternatives = False
         self.option_line = 0  # last WargearOption.line of this datasheet
         self.cost_line = 0  # last UnitCost.line of this datasheet
@@ -443,28 +433,12 @@ class _Sheet:
         role = self._role()
         legend_tag = banner.find(class_="picLegend") if isinstance(banner, Tag) else None
         legend = fold(str(legend_tag.get("title") or "")) if isinstance(legend_tag, Tag) else ""
-        strength = None
-        if self.composition_ok and not self.alternatives and self.composition_groups:
-            if all(low == high for low, high in self.composition_groups):
-                strength = sum(low for low, _ in self.composition_groups)
         external = self.page.path
         if external and self.anchor:
             external = f"{external}#{self.anchor}"
-        self.out.add(
-            Datasheet(
-                **self._p(),
-                locator=f"{_line(self.frame)}: div.dsOuterFrame '{self.name}'",
-                datasheet_id=self.ds_id,
-                name=self.name,
-                faction_id=self.faction_id,
-                edition=self.source.edition if self.source.edition else self.edition,
-                game_mode=self.source.game_mode,
-                starting_strength=strength,
-                role=role,
-                legend=legend or None,
-                external_id=external,
-            )
-        )
+        printed = PrintedDatasheet(f"{_line(self.frame)}: div.dsOuterFrame '{self.name}'", self.name, self.faction_id,
+                                   self.source.edition or self.edition, self.source.game_mode, role, legend, external)
+        self.out.add(assemble_datasheet(printed, self.source.source_id, self.ds_id, self.composition))
         logo = banner.find("img", class_="logo3") if isinstance(banner, Tag) else None
         if isinstance(logo, Tag) and logo.get("title"):
             self.out.reject(
@@ -665,17 +639,8 @@ class _Sheet:
         printed = value if "*" in value or not starred else f"{value}*"
         if note:
             name = "Invulnerable Save" if count == 1 else f"Invulnerable Save ({model_name})"
-            self.out.add(
-                Ability(
-                    **self._p(),
-                    locator=f"{_line(profile.invul_comment)}: invulnerable save note",
-                    datasheet_id=self.ds_id,
-                    kind="datasheet",
-                    name=name,
-                    parameter=value.rstrip("*") or None,
-                    text=note,
-                )
-            )
+            self._ability(f"{_line(profile.invul_comment)}: invulnerable save note", "datasheet", name, note,
+                          value.rstrip("*"))
         return printed, note
 
     # columns: weapons, sections ------------------------------------------------------------------
@@ -753,17 +718,11 @@ class _Sheet:
             self._box(item, "other", title, None)
 
     def _box(self, item: Tag, kind: str, name: str, parameter: str | None) -> None:
-        self.out.add(
-            Ability(
-                **self._p(),
-                locator=f"{_line(item)}: {name}",
-                datasheet_id=self.ds_id,
-                kind=kind,  # type: ignore[arg-type]
-                name=name,
-                parameter=parameter,
-                text=block_text(item.decode_contents()) or None,
-            )
-        )
+        self._ability(f"{_line(item)}: {name}", kind, name, block_text(item.decode_contents()), parameter)
+
+    def _ability(self, locator: str, kind: str, name: str, text: str | None, parameter: str | None = None) -> None:
+        printed = PrintedAbility(locator, kind, name, text, parameter)
+        self.out.add(assemble_ability(printed, self.source.source_id, self.ds_id))
 
     # weapons -----------------------------------------------------------------------------------
 
@@ -885,20 +844,8 @@ class _Sheet:
         named_kind = ABILITY_LABELS.get(label.strip().casefold())
         if named_kind is not None and rest.strip():
             for item in (fold(x) for x in rest.split(",")):
-                if not item:
-                    continue
-                name, parameter = split_ability_parameter(item)
-                self.out.add(
-                    Ability(
-                        **self._p(),
-                        locator=f"{_line(box)}: {label.strip()} {item}",
-                        datasheet_id=self.ds_id,
-                        kind=named_kind,  # type: ignore[arg-type]
-                        name=name,
-                        parameter=parameter,
-                        text=None,
-                    )
-                )
+                if item:
+                    self._ability(f"{_line(box)}: {label.strip()} {item}", named_kind, item, None)
             return
         segments: list[tuple[str | None, Tag | None, list]] = []
         for child in box.children:
@@ -923,17 +870,7 @@ class _Sheet:
                         "ability text without a bold name",
                     )
                 continue
-            self.out.add(
-                Ability(
-                    **self._p(),
-                    locator=f"{_line(heading)}: ability '{name}'",
-                    datasheet_id=self.ds_id,
-                    kind=kind,  # type: ignore[arg-type]
-                    name=name,
-                    parameter=None,
-                    text=body or None,
-                )
-            )
+            self._ability(f"{_line(heading)}: ability '{name}'", kind, name, body)
 
     # composition, loadout, points ---------------------------------------------------------------
 
@@ -964,15 +901,15 @@ class _Sheet:
         for child in box.children:
             if isinstance(child, Tag) and child.name == "ul":
                 close_loadout()
-                for li in child.find_all("li", recursive=False):
-                    line = self._composition_line(li, line)
+                for li in child.find_all("li", recursive=False):  # a keyword tag is not part of the name
+                    line = self._composition_line(li, line, _KEYWORD_TAG.sub("", text_of(li)))
                 continue
             if isinstance(child, Tag) and child.name in ("b", "strong"):
                 heading = text_of(child)
                 if is_alternative(heading):
                     close_loadout()
                     self.alternatives = True
-                    line = self._text_line(child, line)
+                    line = self._composition_line(child, line)
                     option_starts.append(line + 1)
                     continue
                 if _EQUIPPED.match(heading):
@@ -1010,64 +947,17 @@ class _Sheet:
                 f"{_line(box)}: unit composition",
             )
 
-    def _text_line(self, tag: Tag, line: int) -> int:
-        """A composition line that is not a model line (``OR``, ``10 MODELS MAXIMUM``): a row
-        with no model name and no counts, flagged ``composition_text_line``, as in the export."""
-        printed = text_of(tag)
-        line += 1
-        locator = f"{_line(tag)}: composition line {line}"
-        self.out.add(
-            UnitComposition(
-                **self._p(),
-                locator=locator,
-                datasheet_id=self.ds_id,
-                line=line,
-                model_name="",
-                min_models=None,
-                max_models=None,
-                text=printed,
-            )
-        )
-        self.out.flag(
-            "unit_composition",
-            f"{self.ds_id}|{line}",
-            "composition_text_line",
-            f"{printed!r} is not a model line",
-            locator,
-        )
-        return line
-
-    def _composition_line(self, li: Tag, line: int) -> int:
-        printed = text_of(li)
-        groups = split_composition(printed)
-        if groups is None:
-            self.composition_ok = False  # the unit's size is not the sum of its lines
-            return self._text_line(li, line)
-        for group in groups:
-            line += 1
-            self.composition_groups.append((group.min_models, group.max_models))
-            locator = f"{_line(li)}: composition line {line}"
-            self.out.add(
-                UnitComposition(
-                    **self._p(),
-                    locator=locator,
-                    datasheet_id=self.ds_id,
-                    line=line,
-                    model_name=group.model_name,
-                    min_models=group.min_models,
-                    max_models=group.max_models,
-                    text=printed,
-                )
-            )
-            if group.footnote:
-                self.out.flag(
-                    "unit_composition",
-                    f"{self.ds_id}|{line}",
-                    "composition_footnote_marker",
-                    f"{printed!r}: the '*' refers to a note",
-                    locator,
-                )
-        return line
+    def _composition_line(self, tag: Tag, line: int, models: str | None = None) -> int:
+        """One composition line after row ``line`` (``pipeline.assemble.composition``: a line that
+        is no model line, ``OR``, is a row too); returns the number of its last row."""
+        printed = PrintedComposition(f"{_line(tag)}: composition line {{line}}", text_of(tag), models)
+        assembled = assemble_composition(printed, self.source.source_id, self.ds_id, line + 1)
+        for record in assembled.records:
+            self.out.add(record)
+        for note in assembled.notes:
+            self.out.flag(note.table, note.entity, note.code, note.detail, note.locator or printed.locator)
+        self.composition += assembled.records  # type: ignore[arg-type]
+        return line + len(assembled.records)
 
     def _costs(self, box: Tag) -> None:
         """The points table: one ``UnitCost`` per row (``10 models`` | ``PriceTag 65``)."""

@@ -1,4 +1,10 @@
-"""Wahapedia 10th-edition page text (a Combat Patrol page saved as text) -> records.
+"""Wahapedia 10th-edition page text (a Combat Patrol page saved as text): extracts what it prints.
+
+What it hands to the assembly (``pipeline.assemble``): each datasheet header (``PrintedDatasheet``,
+with the model count it prints: ``CANONESS ADALYA (1 MODEL)``), each weapon row
+(``PrintedWeapon``), each ability line (``PrintedAbility``: ``CORE: Deadly Demise D3`` as printed),
+the loadout lines and the keywords. The page prints no model characteristics and no unit
+composition. Stratagem cards, enhancements, secondary objectives and rule sections it builds itself.
 
 Input: the text of a Wahapedia 10th-edition Combat Patrol page as a browser saves it (one
 paragraph per line; table cells separated by ``|``). Output: ``Faction``, ``Datasheet``,
@@ -43,12 +49,13 @@ import re
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from pipeline.assemble.abilities import split_ability_parameter
+from pipeline.assemble.abilities import assemble_ability
 from pipeline.assemble.collector import Collector, Outcome, entity_key
+from pipeline.assemble.datasheets import assemble_datasheet
 from pipeline.assemble.ids import scoped_datasheet_id
 from pipeline.assemble.keywords import read_keyword
 from pipeline.assemble.loadouts import assemble_loadout
-from pipeline.assemble.printed import PrintedWeapon
+from pipeline.assemble.printed import PrintedAbility, PrintedDatasheet, PrintedWeapon
 from pipeline.assemble.weapons import assemble_weapon, split_weapon_name
 from pipeline.errors import NormaliseError
 from pipeline.limits import MAX_NUMBER_DIGITS
@@ -56,11 +63,9 @@ from pipeline.normalise.characteristics import WEAPON_COLUMNS, WEAPON_TABLES
 from pipeline.normalise.text import clean_line, slug
 from pipeline.extractors import ParseResult, source_rule_text
 from schemas.records import (
-    Ability,
     DatasheetStratagem,
     DataFlag,
     DataGap,
-    Datasheet,
     Enhancement,
     Faction,
     Keyword,
@@ -576,7 +581,7 @@ class _Header:
     printed: str
     name: str
     datasheet_id: str
-    starting_strength: int
+    model_count: str
     legend: str | None = None
     loadouts: list[WargearLoadout] = field(default_factory=list)
 
@@ -594,7 +599,7 @@ def _parse_headers(page: _Page, start: int, end: int) -> list[_Header]:
         if header:
             name = title_case_name(header["name"])
             headers.append(_Header(i, header["name"], name, scoped_datasheet_id(page.scope, name),
-                                   int(header["count"])))
+                                   header["count"]))
             page.use(i)
         elif not headers:
             if page.segs[0].text == text and i != 0:
@@ -1106,18 +1111,16 @@ def _read_ability(page: _Page, block: _Block, i: int, end: int, state: str) -> i
     named = _NAMED_ABILITY.match(text)
     if prefixed and prefixed["prefix"] in _ABILITY_PREFIXES:
         kind = _ABILITY_PREFIXES[prefixed["prefix"]]
-        name, parameter = (split_ability_parameter(prefixed["name"]) if kind == "core"
-                           else (prefixed["name"], None))
-        block.items.append(_Item((i,), "ability", (kind, name, parameter, None)))
+        block.items.append(_Item((i,), "ability", (kind, prefixed["name"], None)))
         return i + 1
     if named:
         kind = "wargear" if state == "wargear" else "datasheet"
-        block.items.append(_Item((i,), "ability", (kind, named["name"], None, named["text"])))
+        block.items.append(_Item((i,), "ability", (kind, named["name"], named["text"])))
         return i + 1
     following = page.text(i + 1) if i + 1 < end else ""
     if (looks_like_title(text) and following and not looks_like_title(following)
             and following not in _BLOCK_HEADINGS and not following.startswith("KEYWORDS:")):
-        block.items.append(_Item((i, i + 1), "ability", ("datasheet", text, None, following)))
+        block.items.append(_Item((i, i + 1), "ability", ("datasheet", text, following)))
         return i + 2
     block.items.append(_Item((i,), "reject", ("ability line is neither 'CORE: X', 'FACTION: X',"
                                               " 'Name: text' nor a name with its text below",)))
@@ -1187,11 +1190,9 @@ def _emit_datasheets(page: _Page, headers: list[_Header], blocks: list[_Block],
             factions.add(faction_id)
             page.add(Faction(source_id=source.source_id, locator=page.loc(faction_kws[0].segs[0]),
                              faction_id=faction_id, name=title_case_name(faction_kws[0].data[0])))
-        page.add(Datasheet(source_id=source.source_id, locator=page.loc(header.index),
-                           datasheet_id=header.datasheet_id, name=header.name,
-                           faction_id=faction_id, edition=source.edition,
-                           game_mode=source.game_mode,
-                           starting_strength=header.starting_strength, legend=header.legend))
+        printed = PrintedDatasheet(page.loc(header.index), header.name, faction_id, source.edition,
+                                   source.game_mode, legend=header.legend, model_count=header.model_count)
+        page.add(assemble_datasheet(printed, source.source_id, header.datasheet_id))
         for loadout in header.loadouts:
             page.add(loadout)
         page.gap(header.index, "model_profiles", header.datasheet_id, "M,T,Sv,InSv,W,Ld,OC",
@@ -1227,9 +1228,7 @@ def _emit_block(page: _Page, header: _Header, block: _Block, stratagems: _Strata
         elif item.kind == "weapon-row":
             _emit_weapon(page, ds, i, *item.data, equipment)
         elif item.kind == "ability":
-            kind, name, parameter, text = item.data
-            page.keep(Ability(source_id=source_id, locator=page.loc(i), datasheet_id=ds, kind=kind,
-                              name=name, parameter=parameter, text=text), *item.segs)
+            page.keep(assemble_ability(PrintedAbility(page.loc(i), *item.data), source_id, ds), *item.segs)
         elif item.kind == "faction-keyword":
             page.keep(Keyword(source_id=source_id, locator=page.loc(i), datasheet_id=ds,
                               keyword=read_keyword(item.data[0]), is_faction_keyword=True), i)
