@@ -1,17 +1,19 @@
-"""Same input, same output: one printed weapon or model line through every extractor that can
-carry it gives the same stored values, flags, data gaps and rejects.
+"""Same input, same output: one printed weapon or model line, ability or unit-composition line
+through every extractor that can carry it gives the same stored values, flags, data gaps and rejects.
 
-Each case below is a printed weapon profile or model line, as data. For each extractor that can
+Each case below is a printed weapon profile, model line, core ability or composition line, as data. For each extractor that can
 carry it, the smallest input of that extractor's real shape is built around it (an export table
 row, a saved datasheet page, a page-text weapon table, a BattleScribe catalogue in XML and in
 JSON) and parsed with the registered parser. Compared, across extractors:
 
-- the ``WeaponProfile`` / ``WeaponAbility`` (weapon cases) or ``ModelProfile`` (model cases)
-  content, without ``source_id``, ``locator`` and ``datasheet_id``;
+- the ``WeaponProfile`` / ``WeaponAbility`` (weapon cases), ``ModelProfile`` (model cases),
+  ``Ability`` and the ``FeelNoPain`` rows the build derives from it (ability cases), or
+  ``UnitComposition`` and the datasheet's Starting Strength (composition cases) content, without
+  ``source_id``, ``locator`` and ``datasheet_id``;
 - the flags and data gaps about those tables: table, code (field), entity key with the datasheet
   id replaced by ``<ds>``, and detail (reason). On these inputs every one of them is built by the
   assembly (``pipeline.assemble``); a flag an extractor raises itself shows as a difference;
-- the reasons of the rejects of the weapon or model table.
+- the reasons of the rejects of the item's table.
 
 The values printed are the same in every shape; only the wrapping differs, as each source
 wraps them: where a shape prints "nothing" its own way (BattleScribe's ``-`` keyword cell, the
@@ -33,8 +35,11 @@ from html import escape
 
 import pytest
 
+from pipeline.assemble.protection import feel_no_pain_rows
 from pipeline.extractors import ParseResult, get_extractor
-from schemas.records import DataFlag, DataGap, ModelProfile, Source, WeaponAbility, WeaponProfile
+from schemas.records import (
+    Ability, DataFlag, DataGap, Datasheet, ModelProfile, Source, UnitComposition, WeaponAbility, WeaponProfile,
+)
 
 # ---- the printed values -----------------------------------------------------------------------
 
@@ -71,16 +76,44 @@ class Model:
 
 
 @dataclass(frozen=True)
+class CoreAbility:
+    """A core ability as a datasheet names it: ``Deadly Demise D3`` (``parameter`` the part a
+    source may print apart: the export's ``parameter`` column, a BattleScribe name modifier)."""
+
+    name: str
+    parameter: str = ""
+
+    @property
+    def printed(self) -> str:
+        return f"{self.name} {self.parameter}".strip()
+
+
+@dataclass(frozen=True)
+class Composition:
+    """A unit-composition line as printed; ``keywords`` printed after it (``– EPIC HERO``);
+    ``rows``: the (min, max, model name) it gives, one per model group."""
+
+    text: str
+    rows: tuple[tuple[int | None, int | None, str], ...]
+    keywords: str = ""
+
+
+Item = Weapon | Model | CoreAbility | Composition
+
+
+@dataclass(frozen=True)
 class Case:
     """A printed item, what it must give, and the extractors that cannot carry it (with why).
 
-    ``expect``: field -> value of the first record (the profile), ``flags``: the flag codes
-    raised, ``reject``: a text the reject's reason holds (the item is rejected).
+    ``expect``: field -> value of the first record (the profile), ``derived``: of the last (the
+    Feel No Pain row of an ability, the Starting Strength with a composition line), ``flags``: the
+    flag codes raised, ``reject``: a text the reject's reason holds (the item is rejected).
     """
 
     id: str
-    item: Weapon | Model
+    item: Item
     expect: dict = field(default_factory=dict)
+    derived: dict = field(default_factory=dict)
     flags: tuple[str, ...] = ()
     reject: str | None = None
     cannot: dict[str, str] = field(default_factory=dict)
@@ -90,6 +123,14 @@ EXTRACTORS = (
     "wahapedia-csv", "wahapedia-html", "wahapedia-text-10e", "bsdata-cat-xml", "bsdata-cat-json",
 )
 NO_MODELS = {"wahapedia-text-10e": "the page text prints no model characteristics"}
+#: Core abilities are rules of the game system: a catalogue read alone (the 11th-edition JSON
+#: files are) links to one it does not hold (kind ``other``, with a data gap); the 10th-edition
+#: catalogues are read as a set with their game system (``bsdata-cat-xml`` here builds that set).
+NO_CORE_RULES = {"bsdata-cat-json": "a catalogue read alone does not hold the game system's core rules"}
+NO_COMPOSITION = {"wahapedia-text-10e": "the page text prints no unit composition"}
+#: BattleScribe gives each model entry its counts; it prints no line of several groups, nor keywords on one.
+NO_LINES = {**NO_COMPOSITION, "bsdata-cat-xml": "BattleScribe gives model entries, not printed lines",
+            "bsdata-cat-json": "BattleScribe gives model entries, not printed lines"}
 #: The 10th-edition catalogues print an invulnerable save as an ``Invulnerable Save`` ability, not
 #: on the model line: a plain one (``4+``) gives the line the same value, but a note is the
 #: ability's text, read by ``pipeline.assemble.protection`` (value and scope, no
@@ -145,6 +186,32 @@ CASES = [
          {"toughness": 5}, flags=("starred_characteristic",), cannot=NO_MODELS),
     Case("model-characteristic-dash", Model("Drone", '10"', "3", "4+", "1", "-", "-"),
          {"leadership": None, "objective_control": None}, cannot=NO_MODELS),
+    Case("ability-plain", CoreAbility("Deep Strike"),
+         {"kind": "core", "name": "Deep Strike", "parameter": None, "text": None}, cannot=NO_CORE_RULES),
+    Case("ability-with-a-parameter", CoreAbility("Deadly Demise", "D3"),
+         {"kind": "core", "name": "Deadly Demise", "parameter": "D3"}, cannot=NO_CORE_RULES),
+    Case("ability-feel-no-pain", CoreAbility("Feel No Pain", "5+"),
+         {"name": "Feel No Pain", "parameter": "5+"},
+         derived={"ability_name": "Feel No Pain", "threshold": 5, "scope": "all", "condition": None},
+         cannot=NO_CORE_RULES),
+    Case("composition-one-model", Composition("1 Sister Superior", ((1, 1, "Sister Superior"),)),
+         {"line": 1, "model_name": "Sister Superior", "min_models": 1, "max_models": 1,
+          "text": "1 Sister Superior"}, derived={"starting_strength": 1}, cannot=NO_COMPOSITION),
+    Case("composition-a-range", Composition("4-9 Battle Sisters", ((4, 9, "Battle Sisters"),)),
+         {"model_name": "Battle Sisters", "min_models": 4, "max_models": 9}, derived={"starting_strength": None},
+         cannot=NO_COMPOSITION),
+    Case("composition-two-groups",
+         Composition("1 Shock Trooper Sergeant and 9 Shock Troopers",
+                     ((1, 1, "Shock Trooper Sergeant"), (9, 9, "Shock Troopers"))),
+         {"model_name": "Shock Trooper Sergeant", "text": "1 Shock Trooper Sergeant and 9 Shock Troopers"},
+         derived={"starting_strength": 10}, cannot=NO_LINES),
+    Case("composition-keyword-tag", Composition("1 Lord Solar Leontus", ((1, 1, "Lord Solar Leontus"),), "EPIC HERO"),
+         {"model_name": "Lord Solar Leontus", "min_models": 1}, cannot=NO_LINES),
+    Case("composition-footnote-marker", Composition("1-2 Atalan Wolfquads*", ((1, 2, "Atalan Wolfquads"),)),
+         {"model_name": "Atalan Wolfquads", "max_models": 2}, flags=("composition_footnote_marker",),
+         cannot=NO_LINES),
+    Case("composition-text-line", Composition("OR", ((None, None, ""),)),
+         {"model_name": "", "min_models": None, "text": "OR"}, flags=("composition_text_line",), cannot=NO_LINES),
 ]
 
 # ---- the smallest input of each extractor's shape --------------------------------------------
@@ -163,7 +230,12 @@ def _csv_table(*lines: str) -> str:
     return "\ufeff" + "\r\n".join(lines) + "\r\n"
 
 
-def wahapedia_csv(item: Weapon | Model) -> ParseResult:
+def _kwb(keywords: str) -> str:
+    """Keywords printed after a composition line, as the site marks them up."""
+    return " \u2013 " + " ".join(f'<span class="kwb">{k}</span>' for k in keywords.split()) if keywords else ""
+
+
+def wahapedia_csv(item: Item) -> ParseResult:
     tables = {
         "Factions": _csv_table("id|name|link|", "SM|Space Marines||"),
         "Datasheets": _csv_table("id|name|faction_id|source_id|legend|role|loadout|transport|virtual|link|",
@@ -175,6 +247,14 @@ def wahapedia_csv(item: Weapon | Model) -> ParseResult:
             "datasheet_id|line|line_in_wargear|dice|name|description|range|type|A|BS_WS|S|AP|D|",
             f"000000001|1|1||{w.name}|{escape(w.abilities)}|{w.range}|{'Melee' if w.melee else 'Ranged'}|"
             f"{w.attacks}|{w.skill}|{w.strength}|{w.ap}|{w.damage}|")
+    elif isinstance(item, CoreAbility):
+        tables["Abilities"] = _csv_table("id|name|legend|faction_id|description|",
+                                         f"000008339|{item.name}|||The rule's text.|")
+        tables["Datasheets_abilities"] = _csv_table("datasheet_id|line|ability_id|model|name|description|type|parameter|",
+                                                    f"000000001|1|000008339||||Core|{item.parameter}|")
+    elif isinstance(item, Composition):
+        tables["Datasheets_unit_composition"] = _csv_table("datasheet_id|line|description|",
+                                                           f"000000001|1|{escape(item.text)}{_kwb(item.keywords)}|")
     else:
         m = item
         tables["Datasheets_models"] = _csv_table(
@@ -218,7 +298,16 @@ def _html_weapon(w: Weapon) -> str:
             f"</span></td>{values}</tr></tbody></table>")
 
 
-def wahapedia_html(item: Weapon | Model) -> ParseResult:
+def _html_right(item: Item) -> str:
+    if isinstance(item, CoreAbility):
+        return f'<div class="dsHeader">ABILITIES</div><div class="dsAbility">CORE: <b>{escape(item.printed)}</b></div>'
+    if isinstance(item, Composition):
+        return ('<div class="dsHeader">UNIT COMPOSITION</div><div class="dsAbility"><ul class="dsUl"><li><b>'
+                f"{escape(item.text)}{_kwb(item.keywords)}</b></li></ul></div>")
+    return ""
+
+
+def wahapedia_html(item: Item) -> ParseResult:
     banner = _html_model(item) if isinstance(item, Model) else ""
     weapons = _html_weapon(item) if isinstance(item, Weapon) else ""
     page = f"""<html><head><title>{DATASHEET}</title>
@@ -227,22 +316,23 @@ def wahapedia_html(item: Weapon | Model) -> ParseResult:
 <span class="page_header_span2"> \u2013 {DATASHEET}</span></h1>
 <div class="dsOuterFrame datasheet"><div class="dsBannerWrap"><div class="dsH2Header"><div>{DATASHEET}</div></div>
 {banner}</div>
-<div class="ds2col"><div class="dsLeft\u0421ol">{weapons}</div><div class="dsRight\u0421ol"></div></div>
+<div class="ds2col"><div class="dsLeft\u0421ol">{weapons}</div><div class="dsRight\u0421ol">{_html_right(item)}</div></div>
 </div></body></html>"""
     return get_extractor("wahapedia-html")(page, _source("wahapedia-html"))
 
 
-def wahapedia_text_10e(item: Weapon | Model) -> ParseResult:
-    w = item
-    assert isinstance(w, Weapon)
+def wahapedia_text_10e(item: Item) -> ParseResult:
+    w = item if isinstance(item, Weapon) else Weapon("Boltgun", "", "", "", "", "", "")
+    assert isinstance(item, (Weapon, CoreAbility))
     table = "MELEE WEAPONS | RANGE | A | WS" if w.melee else "RANGED WEAPONS | RANGE | A | BS"
     name = f"{w.name} [{w.abilities}]" if w.abilities else w.name
     weapon = w.name.split(" - ")[0].replace("\u27a4", "").strip().lower()  # its loadout names it so
+    row = f"| {name} | {w.range} | {w.attacks} | {w.skill} | {w.strength} | {w.ap} | {w.damage} | |\n"
     text = (f"Made-up Patrol\nBooks\n{DATASHEET.upper()} (5 MODELS)\n"
             f"- Every model is equipped with: {weapon}.\nDatasheets\n"
             f"{table} | S | AP | D | |\n"
-            f"| {name} | {w.range} | {w.attacks} | {w.skill} | {w.strength} | {w.ap} | {w.damage} | |\n"
-            f"KEYWORDS: INFANTRY, {DATASHEET.upper()}\n")
+            + (row if isinstance(item, Weapon) else f"ABILITIES\nCORE: {item.printed}\n")
+            + f"KEYWORDS: INFANTRY, {DATASHEET.upper()}\n")
     return get_extractor("wahapedia-text-10e")(text, _source("wahapedia-text-10e"))
 
 
@@ -251,10 +341,20 @@ def _bs_profile(ident: str, name: str, type_name: str, chars: list[tuple[str, st
             "characteristics": [{"name": k, "$text": v} for k, v in chars]}
 
 
-def _bs_unit(item: Weapon | Model, edition: int) -> dict:
+def _bs_unit(item: Item, edition: int) -> dict:
     """The unit entry of a catalogue (the JSON shape; the XML is written from it)."""
     unit: dict = {"type": "unit", "id": "u-1", "name": DATASHEET,
                   "categoryLinks": [{"id": "c-1", "name": "Faction: Adeptus Astartes", "targetId": "f-1"}]}
+    if isinstance(item, CoreAbility):  # a link to the game system's rule, its parameter a name modifier
+        modifier = [{"type": "append", "field": "name", "value": item.parameter}] if item.parameter else []
+        unit["infoLinks"] = [{"id": "l-1", "name": item.name, "type": "rule", "targetId": "r-1", "modifiers": modifier}]
+        return unit
+    if isinstance(item, Composition):  # a model entry with its counts (one row only: see NO_LINES)
+        ((least, most, name),) = item.rows
+        unit["selectionEntries"] = [{"type": "model", "id": "m-1", "name": name, "constraints": [
+            {"id": "k-1", "type": "min", "value": str(least), "field": "selections", "scope": "parent"},
+            {"id": "k-2", "type": "max", "value": str(most), "field": "selections", "scope": "parent"}]}]
+        return unit
     if isinstance(item, Weapon):
         w = item
         skill = "WS" if w.melee else "BS"
@@ -288,14 +388,22 @@ def _xml(node: dict, tag: str) -> str:
     return f"<{tag}{attrs}>{escape(node.get('$text', ''), quote=False)}{children}</{tag}>"
 
 
-def bsdata_cat_xml(item: Weapon | Model) -> ParseResult:
+#: The game system the 10th-edition catalogues are read with (its core rules).
+_GST = ('<?xml version="1.0"?><gameSystem xmlns="http://www.battlescribe.net/schema/gameSystemSchema" id="gs" '
+        'name="Warhammer 40,000"><sharedRules><rule id="r-1" name="{name}"><description>The rule.</description>'
+        "</rule></sharedRules></gameSystem>")
+
+
+def bsdata_cat_xml(item: Item) -> ParseResult:
+    """A catalogue read with its game system, as the build reads the 10th-edition catalogues."""
     unit = _xml(_bs_unit(item, 10), "selectionEntry")
     text = ('<?xml version="1.0"?><catalogue xmlns="http://www.battlescribe.net/schema/catalogueSchema" '
             f'id="cat" name="Test"><selectionEntries>{unit}</selectionEntries></catalogue>')
-    return get_extractor("bsdata-cat-xml")(text, _source("bsdata-cat-xml"))
+    files = {"Test.cat": text, "Warhammer 40,000.gst": _GST.format(name=escape(getattr(item, "name", "")))}
+    return get_extractor("bsdata-cat-set-xml")(files, _source("bsdata-cat-set-xml"))
 
 
-def bsdata_cat_json(item: Weapon | Model) -> ParseResult:
+def bsdata_cat_json(item: Item) -> ParseResult:
     tree = {"catalogue": {"id": "cat", "name": "Test", "selectionEntries": [_bs_unit(item, 11)]}}
     return get_extractor("bsdata-cat-json")(json.dumps(tree, ensure_ascii=False), _source("bsdata-cat-json", 11))
 
@@ -304,16 +412,20 @@ BUILDERS = {
     "wahapedia-csv": wahapedia_csv,
     "wahapedia-html": wahapedia_html,
     "wahapedia-text-10e": wahapedia_text_10e,
-    "bsdata-cat-xml": bsdata_cat_xml,
+    "bsdata-cat-xml": bsdata_cat_xml,  # read as a set with its game system
     "bsdata-cat-json": bsdata_cat_json,
 }
 
 # ---- what is compared -------------------------------------------------------------------------
 
-#: The tables of a weapon and of a model line (the export's rejects are filed under its input
-#: table, ``Datasheets_wargear``, the other sources' under the record table).
-_WEAPON_TABLES = {"weapon_profiles", "weapon_abilities", "Datasheets_wargear"}
-_MODEL_TABLES = {"model_profiles", "Datasheets_models"}
+#: The records and the tables of each kind of item (the export's rejects are filed under its
+#: input table, ``Datasheets_wargear``, the other sources' under the record table).
+_KINDS: dict[type, tuple[tuple[type, ...], set[str]]] = {
+    Weapon: ((WeaponProfile, WeaponAbility), {"weapon_profiles", "weapon_abilities", "Datasheets_wargear"}),
+    Model: ((ModelProfile,), {"model_profiles", "Datasheets_models"}),
+    CoreAbility: ((Ability,), {"abilities", "feel_no_pain", "Datasheets_abilities"}),
+    Composition: ((UnitComposition,), {"unit_composition", "Datasheets_unit_composition"}),
+}
 
 
 def _datasheet_id(result: ParseResult) -> str:
@@ -322,16 +434,20 @@ def _datasheet_id(result: ParseResult) -> str:
     return ds
 
 
-def stored(result: ParseResult, item: Weapon | Model) -> dict:
-    """What the extractor stored of the item, comparable across extractors."""
-    kinds = (WeaponProfile, WeaponAbility) if isinstance(item, Weapon) else (ModelProfile,)
-    tables = _WEAPON_TABLES if isinstance(item, Weapon) else _MODEL_TABLES
+def stored(result: ParseResult, item: Item) -> dict:
+    """What the extractor stored of the item, comparable across extractors (with what the build
+    derives of it: the Feel No Pain rows of an ability, the datasheet's Starting Strength)."""
+    kinds, tables = _KINDS[type(item)]
     rejects = [r.reason for r in result.rejects if r.table_name in tables]
     others = [(r.table_name, r.reason) for r in result.rejects if r.table_name not in tables]
     assert others == [], "the input has rejects besides the item's"
     ds = _datasheet_id(result)
     records = [r.model_dump(exclude={"source_id", "locator", "datasheet_id"})
                for r in result.records if isinstance(r, kinds)]
+    if isinstance(item, CoreAbility):
+        records += [r.model_dump(exclude={"source_id", "locator", "datasheet_id"}) for r in feel_no_pain_rows(result.records)]
+    if isinstance(item, Composition):
+        records += [{"starting_strength": r.starting_strength} for r in result.records if isinstance(r, Datasheet)]
     flags = sorted((f.table_name, f.flag, f.entity_key.replace(ds, "<ds>"), f.detail)
                    for f in result.records if isinstance(f, DataFlag) and f.table_name in tables)
     gaps = sorted((g.table_name, g.field, g.entity_key.replace(ds, "<ds>"), g.reason)
@@ -354,6 +470,7 @@ def test_same_printed_item_gives_the_same_records_flags_and_rejects(case: Case):
         profile = reference["records"][0]
         got = {k: (profile[k]["text"] if isinstance(profile[k], dict) else profile[k]) for k in case.expect}
         assert got == case.expect
+        assert {k: reference["records"][-1][k] for k in case.derived} == case.derived
         assert reference["rejects"] == []
     assert sorted({code for _, code, _, _ in reference["flags"]}) == sorted(case.flags)
     # and every other extractor gives the same (a difference names the extractor)
