@@ -873,17 +873,12 @@ class _Export:
                                    self.edition, role=v.get("role", ""), legend=self.html(v.get("legend", "")),
                                    external_id=wid)
         record = assemble_datasheet(printed, self.sid, ds_id)
-        name = record.name
         self.claim(record)
         out: list[Record] = [record]
-        flag = lambda code, detail: self.flag(
-            "Datasheets", row.line, "datasheets", ds_id, code, detail
-        )  # noqa: E731
+        flag = lambda code, detail: self.flag("Datasheets", row.line, "datasheets", ds_id, code, detail)  # noqa: E731
         listing = self.repeated_names.get(wid)
         if listing:
-            out.append(
-                flag("repeated_datasheet_name", f"{name!r} is printed more than once: {listing}")
-            )
+            out.append(flag("repeated_datasheet_name", f"{record.name!r} is printed more than once: {listing}"))
         for column, code in (("virtual", "virtual_datasheet"), ("is_support", "support_unit")):
             raw = v.get(column, "").strip()
             if raw and raw not in BOOLEANS:
@@ -993,13 +988,8 @@ class _Export:
         out: list[Record | None] = [*records, *(self.flag("Datasheets_unit_composition", row.line, "unit_composition", *n)
                                                 for n in notes)]
         for keyword in read_keywords(self.html(keyword_html)):
-            kw = Keyword(
-                source_id=self.sid,
-                locator=records[0].locator,
-                datasheet_id=ds_id,
-                keyword=keyword,
-                is_faction_keyword=False,
-            )
+            kw = Keyword(source_id=self.sid, locator=records[0].locator, datasheet_id=ds_id, keyword=keyword,
+                         is_faction_keyword=False)
             try:
                 self.claim(kw)
             except (_Duplicate, _Rejected):
@@ -1111,33 +1101,13 @@ class _Export:
         for record in list(self.result.records):
             if not isinstance(record, Datasheet):
                 continue
-            if (
-                "Datasheets_keywords" in self.tables
-                and record.datasheet_id not in self.faction_keyword_seen
-            ):
-                line = int(record.locator.rsplit(" ", 1)[1])
-                _keep(self.result.records, 
-                    self.flag(
-                        "Datasheets",
-                        line,
-                        "datasheets",
-                        record.datasheet_id,
-                        "missing_faction_keyword",
-                        "no faction keyword in Datasheets_keywords.csv",
-                    )
-                )
+            line = int(record.locator.rsplit(" ", 1)[1])
+            if "Datasheets_keywords" in self.tables and record.datasheet_id not in self.faction_keyword_seen:
+                _keep(self.result.records, self.flag("Datasheets", line, "datasheets", record.datasheet_id,
+                                                     "missing_faction_keyword", "no faction keyword in Datasheets_keywords.csv"))
             if "Datasheets_models" in self.tables and record.datasheet_id not in self.profiled:
-                line = int(record.locator.rsplit(" ", 1)[1])
-                _keep(self.result.records, 
-                    self.flag(
-                        "Datasheets",
-                        line,
-                        "datasheets",
-                        record.datasheet_id,
-                        "no_model_profile",
-                        "no row in Datasheets_models.csv",
-                    )
-                )
+                _keep(self.result.records, self.flag("Datasheets", line, "datasheets", record.datasheet_id,
+                                                     "no_model_profile", "no row in Datasheets_models.csv"))
 
     def datasheet_abilities(self, row: Row) -> list[Record]:
         v = row.values
@@ -1157,25 +1127,13 @@ class _Export:
         printed = PrintedAbility(self.locator("Datasheets_abilities", row.line), kind, name,
                                  self.html(v.get("description", "")), v.get("parameter", ""))
         record = assemble_ability(printed, self.sid, ds_id)
-        name, text = record.name, record.text
         self.claim(record)
         out: list[Record] = [record]
         model = clean_line(v.get("model", ""))
         if model:
-            out.append(
-                self.flag(
-                    "Datasheets_abilities",
-                    row.line,
-                    "abilities",
-                    f"{ds_id}|{kind}|{name}",
-                    "model_specific_ability",
-                    f"{name} applies to: {model}",
-                )
-            )
-        out += self.markup_flags(
-            "Datasheets_abilities", row.line, "abilities", f"{ds_id}|{kind}|{name}", text or ""
-        )
-        return out
+            out.append(self.flag("Datasheets_abilities", row.line, "abilities", entity_key(record),
+                                 "model_specific_ability", f"{record.name} applies to: {model}"))
+        return out + self.markup_flags("Datasheets_abilities", row.line, "abilities", entity_key(record), record.text or "")
 
     def leaders(self, row: Row) -> list[Record]:
         v = row.values
