@@ -123,7 +123,10 @@ def _render(outcome: AttackOutcome, explain: bool = False) -> None:
     out.print(f"{outcome.attacker} attacks {t.name} "
               f"(T{t.toughness} {f'Sv{t.save}+' if t.save else 'Sv-'} W{t.wounds} x{t.models}"
               + (f" inv{t.invulnerable_save}+" if t.invulnerable_save else "")
-              + (f" fnp{t.feel_no_pain}+" if t.feel_no_pain else "") + ")", soft_wrap=True)
+              + (f" fnp{t.feel_no_pain}+" if t.feel_no_pain else "")
+              + (f" fnp{t.feel_no_pain_mortal}+ vs mortal wounds" if t.feel_no_pain_mortal else "")
+              + (f" fnp{t.feel_no_pain_psychic}+ vs psychic" if t.feel_no_pain_psychic else "")
+              + ")", soft_wrap=True)
     for w in outcome.weapons:
         skill = f"{w.skill}+" if w.skill else "N/A"
         out.print(f"  {w.models} x {w.name}: A {w.attacks}, {'WS' if w.is_melee else 'BS'} {skill}, "
