@@ -160,7 +160,7 @@ class _Index:
                 if ability.text and len(ability.name) > 3 and ability.name.lower() in header.lower():
                     return [Current(slug(ability.name), ability.name, None, ability.text)], None
             return [], "the header names no keyword section or stored ability of the datasheet"
-        return [], f"no wording of a {kind} target is stored"
+        return [], f"no wording of the {kind} targets is stored (army rules and detachments are not rows of their own)"
 
 
 def derive(records: list[Record], sources: dict[str, Source]) -> tuple[list[Record], list[RuleText]]:
@@ -212,7 +212,7 @@ def derive(records: list[Record], sources: dict[str, Source]) -> tuple[list[Reco
                                         effective_date=source.version_date if source else None, **common))
         if e.language == "en" or e.erratum_id not in outcome:
             got = any(r.erratum_id == e.erratum_id and r.language == e.language for r in derived)
-            outcome[e.erratum_id] = ("derived", None) if got else ("text-only", reasons[0] if reasons else "no target")
+            outcome[e.erratum_id] = ("derived", None) if got else ("text-only", reasons[0] if reasons else "no target to derive from")
     if not outcome:
         return records, derived
     out: list[Record] = []

@@ -364,38 +364,50 @@ def changed_rules(
     """Every core rule (section or core ability of a core-rules source, English) of either
     edition, with what happened between them: ``changed``, ``added``, ``removed`` or ``same``.
 
-    Rules are joined across editions by canonical key (the alias table). Each row: rule_key,
-    title, section, status, from_source, to_source, changes (count of changed word runs). The
+    Rules are joined across editions by canonical key (the alias table: a rule key or section
+    number that is an alias counts as its rule). In each edition the wording is picked as
+    ``governing_text`` picks it (game mode, then kind, then date; another game mode's wording
+    when it is the only one), from one read of the rule texts. Each row: rule_key, title,
+    section, status, from_source, to_source, changes (count of changed word runs). The
     word-level diff of one is ``rule_diff(con, rule_key, ...)``.
     """
-    keys = con.execute(
-        """SELECT DISTINCT coalesce(a.rule_key, r.rule_key) AS k
+    aliases = dict(con.execute("SELECT alias_key, rule_key FROM rule_aliases").fetchall())
+    ranks = kind_ranks()
+    rows = _rows(con.execute(
+        """SELECT r.rule_key, r.title, r.section, r.edition, r.game_mode, r.effective_date, r.source_id,
+                  r.locator, r.text, s.kind
            FROM rule_texts r JOIN sources s USING (source_id)
-           LEFT JOIN rule_aliases a ON a.alias_key = r.rule_key
-           WHERE s.kind = 'core-rules' AND r.language = 'en' AND r.erratum_id IS NULL
-             AND r.edition IN (?, ?) AND (r.section IS NOT NULL OR r.edition <> 11)
-           ORDER BY k""", [from_edition, to_edition]).fetchall()
+           WHERE r.language = 'en' AND r.edition IN (?, ?)""", [from_edition, to_edition]))
+    by_key: dict[tuple[str, int], list[dict]] = {}
+    wanted: set[str] = set()
+    for r in rows:
+        key = aliases.get(r["rule_key"]) or (aliases.get(r["section"]) if r["section"] else None) or r["rule_key"]
+        by_key.setdefault((key, r["edition"]), []).append(r)
+        if r["kind"] == "core-rules" and (r["section"] is not None or r["edition"] != 11):
+            wanted.add(key)
+
+    def pick(key: str, edition: int) -> dict | None:
+        found = by_key.get((key, edition), [])
+        same_mode = [r for r in found if r["game_mode"] in (None, mode)]
+        candidates = same_mode or found
+        if not candidates:
+            return None
+        return min(candidates, key=lambda r: _order_key(r, mode, ranks, key, key))
+
     out = []
-    for (key,) in keys:
-        got: dict[int, Ruling | None] = {}
-        for edition in (from_edition, to_edition):
-            try:
-                got[edition] = governing_text(con, key, edition, mode)
-            except NotFoundError:
-                got[edition] = None
-        old, new = got[from_edition], got[to_edition]
+    for key in sorted(wanted):
+        old, new = pick(key, from_edition), pick(key, to_edition)
         if old is None and new is None:
             continue
         if old is None or new is None:
             status, changes = ("added" if old is None else "removed"), None
         else:
-            ops = word_diff(old.text, new.text)
-            changes = sum(1 for tag, _, _ in ops if tag != "equal")
+            changes = sum(1 for tag, _, _ in word_diff(old["text"], new["text"]) if tag != "equal")
             status = "changed" if changes else "same"
         shown = new or old
-        out.append({"rule_key": key, "title": shown.title, "section": (new.section if new else None),
-                    "status": status, "from_source": old.source_id if old else None,
-                    "to_source": new.source_id if new else None, "changes": changes})
+        out.append({"rule_key": key, "title": shown["title"], "section": new["section"] if new else None,
+                    "status": status, "from_source": old["source_id"] if old else None,
+                    "to_source": new["source_id"] if new else None, "changes": changes})
     return out
 
 
