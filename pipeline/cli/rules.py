@@ -149,7 +149,19 @@ def _default_edition_ruling(con, name: str, mode: str, on: Optional[dt.date], la
     latest = query.latest_edition(con)
     others = sorted((e for e in query.known_editions(con) if e != latest), reverse=True)
     try:
-        return governing_text(con, name, latest, mode, on, language)
+        ruling = governing_text(con, name, latest, mode, on, language)
+        if ruling.language == language:
+            return ruling
+        for edition in others:  # the language asked for is only in another edition's wording
+            try:
+                other = governing_text(con, name, edition, mode, on, language)
+            except NotFoundError:
+                continue
+            if other.language == language:
+                note(f"{other.title}: no {language} wording in edition {latest} (the latest in the database); "
+                     f"the edition {other.edition} wording")
+                return other
+        return ruling
     except NotFoundError as exc:
         first_error = exc
     for edition in others:
