@@ -102,10 +102,13 @@ def governing_text(
     mode: Mode = "matched",
     on: dt.date | None = None,
     language: str = "en",
+    other_mode: bool = False,
 ) -> Ruling:
     """The wording of rule ``name`` that applies in ``edition``, ``mode`` games, on date ``on``,
     in ``language`` (``de``; English, with a ``note`` saying so, where the rule has no wording in
-    that language in the edition).
+    that language in the edition). With ``other_mode``, a rule whose only wording in the edition
+    is another game mode's gives that wording with a ``note`` (and the fetch hint) instead of the
+    error (the 10th edition's Lethal Hits on a seed build: the Combat Patrol page).
 
     ``edition`` None means the newest edition that has the rule; ``on`` None means any date.
     A rule with no wording of its own in ``edition`` that the alias table says is part of
@@ -128,7 +131,7 @@ def governing_text(
     chain: list[Step] = []
     candidates: list[dict] = []
     note = None
-    other_mode: list[dict] = []
+    other_mode_rows: list[dict] = []
     in_edition = [r for r in rows if r["edition"] == edition]
     if language != "en" and not any(r["language"] == language for r in in_edition):
         note = f"no {language} wording of {asked!r} is stored in edition {edition}: the English wording"
@@ -143,22 +146,22 @@ def governing_text(
             reason = f"excluded: not in force until {r['effective_date']}"
         if reason:
             chain.append(Step(r["source_id"], r["kind"], r["game_mode"], r["effective_date"], reason))
-            if reason.startswith("excluded: for ") and not (
+            if other_mode and reason.startswith("excluded: for ") and not (
                     on is not None and r["effective_date"] is not None and r["effective_date"] > on):
-                other_mode.append(r)
+                other_mode_rows.append(r)
         else:
             candidates.append(r)
-    if not candidates and other_mode:
+    if not candidates and other_mode_rows:
         # the only wording in this edition is another game mode's (the 10th edition's Lethal Hits
         # on a build without the fetched core rules is the Combat Patrol page's): give it, and say so
-        modes = sorted({r["game_mode"] for r in other_mode})
+        modes = sorted({r["game_mode"] for r in other_mode_rows})
         note = ((note + "; ") if note else "") + (
             f"no {mode} wording of {asked!r} is stored in edition {edition}: the {' and '.join(modes)} wording")
         fetch = fetch_hint(con, edition)  # only when a fetch-only source of the edition is not in the database
         if fetch:
             note += f"; {fetch}"
-        candidates = other_mode
-        chain = [s for s in chain if not any(s.source_id == r["source_id"] for r in other_mode)]
+        candidates = other_mode_rows
+        chain = [s for s in chain if not any(s.source_id == r["source_id"] for r in other_mode_rows)]
         mode = modes[0]  # type: ignore[assignment]
     if not candidates:
         editions = sorted({r["edition"] for r in rows if r["edition"]})
@@ -310,7 +313,7 @@ def rule_history(
     gives, ``erratum`` (publication, header and change). Raises ``NotFoundError`` as
     ``governing_text`` does.
     """
-    ruling = governing_text(con, name, edition, mode, None, language)
+    ruling = governing_text(con, name, edition, mode, None, language, other_mode=True)
     rows = [r for r in rule_texts(con, name, ruling.edition)
             if r["language"] == ruling.language and r["game_mode"] in (None, ruling.game_mode)]
     errata = {e["erratum_id"]: e for e in _rows(con.execute(

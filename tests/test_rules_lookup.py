@@ -158,8 +158,11 @@ def test_battle_shock_test_in_the_10th_edition_is_the_battle_shock_step(con):
     assert (cp.rule_key, cp.source_id) == ("battle-shock", "wahapedia-10e-cp-sanctuary-guardians")
     assert cp.text.startswith("In this step, you must take a Battle-shock test for each of your units")
     assert cp.part_of.startswith("'Battle-shock test' in edition 10: part of Battle-shock")
-    # in a matched game the Combat Patrol wording is the only one: given, with a note (issue 11, item 5)
-    matched = governing_text(con, "Battle-shock test", 10)
+    # in a matched game the Combat Patrol wording is the only one: given, with a note, when asked
+    # for (the rule command does; issue 11, item 5); else the error (the engine's explain says so)
+    with pytest.raises(NotFoundError, match=r"try --mode combat-patrol"):
+        governing_text(con, "Battle-shock test", 10)
+    matched = governing_text(con, "Battle-shock test", 10, other_mode=True)
     assert (matched.source_id, matched.game_mode) == ("wahapedia-10e-cp-sanctuary-guardians", "combat-patrol")
     assert matched.note.startswith("no matched wording of 'Battle-shock test' is stored in edition 10: "
                                    "the combat-patrol wording")  # then a fetch hint, by what raw/ holds

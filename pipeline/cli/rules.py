@@ -76,7 +76,7 @@ def rule_command(
     if edition is None:
         ruling = _default_edition_ruling(con, name, mode.value, _date(on), language)
     else:
-        ruling = governing_text(con, name, edition, mode.value, _date(on), language)
+        ruling = governing_text(con, name, edition, mode.value, _date(on), language, other_mode=True)
     found = errata_for_rule(con, ruling)
     if fmt is Format.json:
         print(to_json({**ruling.as_dict(), "errata": found}))
@@ -172,7 +172,10 @@ def _default_edition_ruling(con, name: str, mode: str, on: Optional[dt.date], la
         note(f"{ruling.title}: no wording for {mode} games in edition {latest} (the latest in the database); "
              f"the edition {ruling.edition} wording")
         return ruling
-    raise first_error
+    try:  # no edition has a wording for this game mode: another mode's, with a note (or the error)
+        return governing_text(con, name, latest, mode, on, language, other_mode=True)
+    except NotFoundError:
+        raise first_error from None
 
 
 @app.command("rule-diff")
