@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
+from pipeline import errata
 from pipeline.aliases import load_aliases
 from pipeline.assemble.protection import feel_no_pain_rows
 from pipeline.editions import detect_edition
@@ -189,7 +190,8 @@ def validate(sources: list[Source], results: dict[str, ParseResult]) -> Validate
     (``merge.fill_combat_patrol_characteristics``). A row that points to a datasheet that no
     source defines is rejected as an orphan. A unit's composition and loadout are taken whole
     from the first source that gives them (``merge.keep_first_whole``); a datasheet with no
-    model count gets a ``DataGap`` (``unit_size_gaps``).
+    model count gets a ``DataGap`` (``unit_size_gaps``). Each mechanical erratum gives the
+    wording before it and the one in force as rule texts (``errata.derive``).
     """
     by_id = {s.source_id: s for s in sources}
     duplicates: Counter[tuple[str, str]] = Counter()
@@ -246,6 +248,8 @@ def validate(sources: list[Source], results: dict[str, ParseResult]) -> Validate
         records.append(record)
     records.extend(external_ids.values())
     filled += [g for g in unit_size_gaps(records) if (g.__table__, g.key()) not in seen]
+    records, wordings = errata.derive(records, by_id)  # the wording before each mechanical erratum
+    filled += wordings
     return Validated(records, rejects, duplicates, conflicts, filled, tally.records())
 
 

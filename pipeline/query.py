@@ -588,39 +588,73 @@ def rule_keys_for(name: str) -> tuple[str, str]:
         return slug(name), section or name.strip()
 
 
+def title_key(title: str) -> str:
+    """A rule title as a name in any language is compared: brackets, stars and case dropped,
+    spaces folded.
+
+    >>> title_key("[TÖDLICHE TREFFER]") == title_key("tödliche  treffer")
+    True
+    """
+    return " ".join(re.sub(r"[\[\]［］*]", " ", title).lower().split())
+
+
+def rule_keys_by_title(con: duckdb.DuckDBPyConnection, name: str) -> list[tuple[str, str]]:
+    """(rule key, language) of every stored wording whose title, in any language, is ``name``
+    (``Tödliche Treffer`` -> ``("lethal-hits", "de")``), English first."""
+    wanted = title_key(name)
+    if not wanted:
+        return []
+    found = con.execute(
+        "SELECT DISTINCT rule_key, language, title FROM rule_texts WHERE length(title) < 200").fetchall()
+    hits = {(key, lang) for key, lang, title in found if title_key(title) == wanted}
+    return sorted(hits, key=lambda h: (h[1] != "en", h[1], h[0]))
+
+
 def rule_texts(con: duckdb.DuckDBPyConnection, name: str, edition: int | None = None) -> Rows:
-    """Every stored wording of a rule, by title, rule key, alias or section number.
+    """Every stored wording of a rule, by title (in any language), rule key, alias or section number.
 
     The name is resolved to its canonical key through the alias table (``Hazardous test``,
     ``hazard roll`` and ``06.03`` all find ``hazard-rolls``); every text stored under that key,
-    under one of its aliases or under one of its section numbers matches. With an ``edition``
+    under one of its aliases or under one of its section numbers matches; a name that matches
+    none is looked up among the titles of every language (``Tödliche Treffer``, the German
+    Lethal Hits, finds ``lethal-hits``). With an ``edition``
     in which the rule has no text but is part of another rule (``part_of`` in the alias table:
     the 10th-edition Hazardous test is worded in Hazardous), that rule's texts.
-    Raises ``NotFoundError`` with close rule names when nothing matches.
+    Each row: rule_key, title, section, edition, game_mode, effective_date, source_id, locator,
+    text, language, erratum_id. Raises ``NotFoundError`` with close rule names when nothing matches.
     """
     from pipeline.aliases import part_of
 
     key, section = rule_keys_for(name)
-    sql = """
-        WITH names AS (
-            SELECT ? AS k UNION SELECT alias_key FROM rule_aliases WHERE rule_key = ?
-        )
-        SELECT r.rule_key, r.title, r.section, r.edition, r.game_mode, r.effective_date,
-               r.source_id, r.locator, r.text
-        FROM rule_texts r
-        WHERE (r.rule_key IN (SELECT k FROM names) OR r.section IN (SELECT k FROM names)
-               OR r.section = ?)
-          AND (? IS NULL OR r.edition = ?)
-        ORDER BY r.edition, r.source_id, r.locator
-    """
-    rows = _rows(con.execute(sql, [key, key, section or None, edition, edition]))
+    rows = _rule_rows(con, key, section, edition)
     if not rows and edition is not None and (part := part_of(name, edition)) is not None:
         return rule_texts(con, part.rule_name, edition)
     if not rows:
-        titles = sorted({r[0] for r in con.execute("SELECT title FROM rule_texts").fetchall()})
+        for other, _ in rule_keys_by_title(con, name):
+            rows = _rule_rows(con, other, "", edition)
+            if rows:
+                break
+    if not rows:
+        titles = sorted({r[0] for r in con.execute("SELECT title FROM rule_texts WHERE language = 'en'").fetchall()})
         hint = _suggest(name, titles)
         raise NotFoundError(
             f"no rule named {name!r}" + (f" in edition {edition}" if edition else "")
             + (f"; did you mean: {hint}?" if hint else "; list rules with `wh40k sql \"SELECT title FROM rule_texts\"`")
         )
     return rows
+
+
+def _rule_rows(con: duckdb.DuckDBPyConnection, key: str, section: str, edition: int | None) -> Rows:
+    sql = """
+        WITH names AS (
+            SELECT ? AS k UNION SELECT alias_key FROM rule_aliases WHERE rule_key = ?
+        )
+        SELECT r.rule_key, r.title, r.section, r.edition, r.game_mode, r.effective_date,
+               r.source_id, r.locator, r.text, r.language, r.erratum_id
+        FROM rule_texts r
+        WHERE (r.rule_key IN (SELECT k FROM names) OR r.section IN (SELECT k FROM names)
+               OR r.section = ?)
+          AND (? IS NULL OR r.edition = ?)
+        ORDER BY r.edition, r.source_id, r.locator
+    """
+    return _rows(con.execute(sql, [key, key, section or None, edition, edition]))

@@ -49,9 +49,13 @@ class Ruling:
     locator: str
     chain: tuple[Step, ...]
     part_of: str | None = None  # why the wording is another rule's (alias table ``part_of``)
+    language: str = "en"
+    note: str | None = None  # a fallback taken: English for a missing language, a Combat Patrol wording
+    erratum_id: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
+            "language": self.language, "note": self.note, "erratum_id": self.erratum_id,
             "rule_key": self.rule_key, "title": self.title, "section": self.section,
             "edition": self.edition, "game_mode": self.game_mode,
             "on": self.on.isoformat() if self.on else None, "source_id": self.source_id,
@@ -65,10 +69,11 @@ class Ruling:
         }
 
 
-def _order_key(row: dict, mode: Mode, ranks: dict[str, int], asked_key: str) -> tuple:
+def _order_key(row: dict, mode: Mode, ranks: dict[str, int], asked_key: str, canonical: str = "") -> tuple:
     date = row["effective_date"]
     return (
         0 if row["rule_key"] == asked_key else 1,
+        0 if row["rule_key"] == canonical else 1,  # the rule itself before a sub-rule found by its number
         0 if row["game_mode"] == mode else 1,
         -ranks.get(row["kind"], 0),
         0 if date else 1,
@@ -96,8 +101,14 @@ def governing_text(
     edition: int | None = None,
     mode: Mode = "matched",
     on: dt.date | None = None,
+    language: str = "en",
+    other_mode: bool = False,
 ) -> Ruling:
-    """The wording of rule ``name`` that applies in ``edition``, ``mode`` games, on date ``on``.
+    """The wording of rule ``name`` that applies in ``edition``, ``mode`` games, on date ``on``,
+    in ``language`` (``de``; English, with a ``note`` saying so, where the rule has no wording in
+    that language in the edition). With ``other_mode``, a rule whose only wording in the edition
+    is another game mode's gives that wording with a ``note`` (and the fetch hint) instead of the
+    error (the 10th edition's Lethal Hits on a seed build: the Combat Patrol page).
 
     ``edition`` None means the newest edition that has the rule; ``on`` None means any date.
     A rule with no wording of its own in ``edition`` that the alias table says is part of
@@ -119,8 +130,14 @@ def governing_text(
     ranks = kind_ranks()
     chain: list[Step] = []
     candidates: list[dict] = []
-    for r in rows:
-        if r["edition"] != edition:
+    note = None
+    other_mode_rows: list[dict] = []
+    in_edition = [r for r in rows if r["edition"] == edition]
+    if language != "en" and not any(r["language"] == language for r in in_edition):
+        note = f"no {language} wording of {asked!r} is stored in edition {edition}: the English wording"
+        language = "en"
+    for r in in_edition:
+        if r["language"] != language:
             continue
         reason = None
         if r["game_mode"] not in (None, mode):
@@ -129,8 +146,23 @@ def governing_text(
             reason = f"excluded: not in force until {r['effective_date']}"
         if reason:
             chain.append(Step(r["source_id"], r["kind"], r["game_mode"], r["effective_date"], reason))
+            if other_mode and reason.startswith("excluded: for ") and not (
+                    on is not None and r["effective_date"] is not None and r["effective_date"] > on):
+                other_mode_rows.append(r)
         else:
             candidates.append(r)
+    if not candidates and other_mode_rows:
+        # the only wording in this edition is another game mode's (the 10th edition's Lethal Hits
+        # on a build without the fetched core rules is the Combat Patrol page's): give it, and say so
+        modes = sorted({r["game_mode"] for r in other_mode_rows})
+        note = ((note + "; ") if note else "") + (
+            f"no {mode} wording of {asked!r} is stored in edition {edition}: the {' and '.join(modes)} wording")
+        fetch = fetch_hint(con, edition)  # only when a fetch-only source of the edition is not in the database
+        if fetch:
+            note += f"; {fetch}"
+        candidates = other_mode_rows
+        chain = [s for s in chain if not any(s.source_id == r["source_id"] for r in other_mode_rows)]
+        mode = modes[0]  # type: ignore[assignment]
     if not candidates:
         editions = sorted({r["edition"] for r in rows if r["edition"]})
         detail = "; ".join(f"{s.source_id}: {s.verdict}" for s in chain) or (
@@ -153,7 +185,8 @@ def governing_text(
         asked_key = rule_key_from_name(name)
     except ValueError:
         asked_key = ""
-    candidates.sort(key=lambda r: _order_key(r, mode, ranks, asked_key))
+    canonical = rule_keys_for(name)[0]
+    candidates.sort(key=lambda r: _order_key(r, mode, ranks, asked_key, canonical))
     winner = candidates[0]
     ordered = [Step(winner["source_id"], winner["kind"], winner["game_mode"], winner["effective_date"], "governs")]
     ordered += [
@@ -170,6 +203,7 @@ def governing_text(
         ).fetchone()
         section = found[0] if found else None
     return Ruling(
+        language=language, note=note, erratum_id=winner.get("erratum_id"),
         rule_key=winner["rule_key"], title=winner["title"], section=section,
         edition=edition, game_mode=mode, on=on, text=winner["text"],
         source_id=winner["source_id"], locator=winner["locator"], chain=tuple(ordered + chain),
@@ -265,3 +299,124 @@ def rule_sources(con: duckdb.DuckDBPyConnection) -> list[dict]:
     return _rows(con.execute(
         "SELECT s.source_id, s.kind, s.game_mode, s.version_date, s.edition, count(*) AS rules "
         "FROM rule_texts r JOIN sources s USING (source_id) GROUP BY ALL ORDER BY s.source_id"))
+
+
+def rule_history(
+    con: duckdb.DuckDBPyConnection, name: str, edition: int | None = None, mode: Mode = "matched",
+    language: str = "en",
+) -> tuple[Ruling, list[dict]]:
+    """Every wording of a rule in one edition and language, from the original to the one in force.
+
+    Returns the ruling in force (``governing_text``) and the wordings, oldest first: those derived
+    as the wording before an erratum (undated), then by effective date (undated first); each row
+    has the ``rule_texts`` columns, ``in_force`` (the governing one) and, for a wording an erratum
+    gives, ``erratum`` (publication, header and change). Raises ``NotFoundError`` as
+    ``governing_text`` does.
+    """
+    ruling = governing_text(con, name, edition, mode, None, language, other_mode=True)
+    rows = [r for r in rule_texts(con, name, ruling.edition)
+            if r["language"] == ruling.language and r["game_mode"] in (None, ruling.game_mode)]
+    errata = {e["erratum_id"]: e for e in _rows(con.execute(
+        "SELECT erratum_id, publication, heading, text FROM errata WHERE language = ?", [ruling.language]))}
+
+    def order(r: dict) -> tuple:
+        before = r["erratum_id"] is not None and r["locator"].endswith(": before")
+        date = r["effective_date"]
+        return (0 if before else 1, date.toordinal() if date else 0, r["source_id"], r["locator"])
+
+    out = []
+    for r in sorted(rows, key=order):
+        e = errata.get(r["erratum_id"]) if r["erratum_id"] else None
+        out.append({**r, "in_force": r["source_id"] == ruling.source_id and r["locator"] == ruling.locator,
+                    "erratum": None if e is None else f"{e['publication']}: {e['heading']}: {e['text']}"})
+    return ruling, out
+
+
+def errata_for(con: duckdb.DuckDBPyConnection, target_types: tuple[str, ...], keys: tuple[str, ...]) -> list[dict]:
+    """The errata and FAQ entries (English) that target one of ``keys`` (``ErratumTarget.target_key``:
+    a rule key, the slug of a datasheet's or stratagem's name) of the given target types, in
+    document order: erratum_id, kind, publication, heading, text, derivation, derivation_note."""
+    if not keys:
+        return []
+    return _rows(con.execute(
+        f"""SELECT DISTINCT e.erratum_id, e.kind, e.publication, e.heading, e.text, e.derivation,
+                   e.derivation_note, e.position
+            FROM errata e JOIN erratum_targets t USING (erratum_id)
+            WHERE e.language = 'en' AND t.target_type IN ({', '.join('?' * len(target_types))})
+              AND t.target_key IN ({', '.join('?' * len(keys))})
+            ORDER BY e.position""", [*target_types, *keys]))
+
+
+def errata_for_rule(con: duckdb.DuckDBPyConnection, ruling: Ruling) -> list[dict]:
+    """The errata and FAQ entries that target the rule of ``ruling``: a core rule by its key or
+    one of its aliases, a stratagem, enhancement or ability by the slug of its title."""
+    from pipeline.normalise.text import slug
+
+    keys = {ruling.rule_key, *(k for (k,) in con.execute(
+        "SELECT alias_key FROM rule_aliases WHERE rule_key = ?", [ruling.rule_key]).fetchall())}
+    english = con.execute("SELECT DISTINCT title FROM rule_texts WHERE rule_key = ? AND language = 'en'",
+                          [ruling.rule_key]).fetchall()
+    names = {slug(t) for (t,) in english} | {ruling.rule_key}
+    return (errata_for(con, ("ruleContainer",), tuple(sorted(keys)))
+            + errata_for(con, ("stratagem", "enhancement", "armyRule", "detachment"), tuple(sorted(names))))
+
+
+def changed_rules(
+    con: duckdb.DuckDBPyConnection, from_edition: int, to_edition: int, mode: Mode = "matched",
+) -> list[dict]:
+    """Every core rule (section or core ability of a core-rules source, English) of either
+    edition, with what happened between them: ``changed``, ``added``, ``removed`` or ``same``.
+
+    Rules are joined across editions by canonical key (the alias table: a rule key or section
+    number that is an alias counts as its rule). In each edition the wording is picked as
+    ``governing_text`` picks it (game mode, then kind, then date; another game mode's wording
+    when it is the only one), from one read of the rule texts. Each row: rule_key, title,
+    section, status, from_source, to_source, changes (count of changed word runs). The
+    word-level diff of one is ``rule_diff(con, rule_key, ...)``.
+    """
+    aliases = dict(con.execute("SELECT alias_key, rule_key FROM rule_aliases").fetchall())
+    ranks = kind_ranks()
+    rows = _rows(con.execute(
+        """SELECT r.rule_key, r.title, r.section, r.edition, r.game_mode, r.effective_date, r.source_id,
+                  r.locator, r.text, s.kind
+           FROM rule_texts r JOIN sources s USING (source_id)
+           WHERE r.language = 'en' AND r.edition IN (?, ?)""", [from_edition, to_edition]))
+    by_key: dict[tuple[str, int], list[dict]] = {}
+    wanted: set[str] = set()
+    for r in rows:
+        key = aliases.get(r["rule_key"]) or (aliases.get(r["section"]) if r["section"] else None) or r["rule_key"]
+        by_key.setdefault((key, r["edition"]), []).append(r)
+        if r["kind"] == "core-rules" and (r["section"] is not None or r["edition"] != 11):
+            wanted.add(key)
+
+    def pick(key: str, edition: int) -> dict | None:
+        found = by_key.get((key, edition), [])
+        same_mode = [r for r in found if r["game_mode"] in (None, mode)]
+        candidates = same_mode or found
+        if not candidates:
+            return None
+        return min(candidates, key=lambda r: _order_key(r, mode, ranks, key, key))
+
+    out = []
+    for key in sorted(wanted):
+        old, new = pick(key, from_edition), pick(key, to_edition)
+        if old is None and new is None:
+            continue
+        if old is None or new is None:
+            status, changes = ("added" if old is None else "removed"), None
+        else:
+            changes = sum(1 for tag, _, _ in word_diff(old["text"], new["text"]) if tag != "equal")
+            status = "changed" if changes else "same"
+        shown = new or old
+        out.append({"rule_key": key, "title": shown["title"], "section": new["section"] if new else None,
+                    "status": status, "from_source": old["source_id"] if old else None,
+                    "to_source": new["source_id"] if new else None, "changes": changes})
+    return out
+
+
+def unit_errata(con: duckdb.DuckDBPyConnection, name: str) -> list[dict]:
+    """The errata and FAQ entries (English, document order) that target the datasheet named
+    ``name`` (compared by slug: the errata file's ids are not the faction files')."""
+    from pipeline.normalise.text import slug
+
+    return errata_for(con, ("datasheet",), (slug(name),))

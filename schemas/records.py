@@ -510,6 +510,8 @@ class RuleText(Provenanced):
     game_mode: GameMode | None
     effective_date: dt.date | None
     text: str
+    language: str = "en"  # the language of the wording (ISO 639-1: en, de, es, fr, it, ja, ko, zh)
+    erratum_id: str | None = None  # a wording an erratum gives or one derived from it (errata table)
 
 
 class RuleReference(Provenanced):
@@ -671,6 +673,55 @@ class SourceAgreement(Record):
     only_b: int
 
 
+class Erratum(Provenanced):
+    """One entry of an errata and FAQ document, in one language: an erratum (``kind``
+    ``erratum``: ``heading`` is the errata header, ``text`` the change, "Change 9\" to 8\".") or
+    a question and its answer (``kind`` ``faq``: ``heading`` the question, ``text`` the answer,
+    None when the document gives none). ``publication`` is the book it amends or answers for.
+
+    ``change`` is the form of a mechanical erratum as the parser read it (``replace``: change
+    one wording to another; ``add``, ``remove``: a word or keyword; ``remove-add``;
+    ``change-to``: the whole wording replaced) or None (text only); ``derivation`` says what the
+    build derived from it: ``derived`` (an earlier wording is stored in ``rule_texts`` with this
+    ``erratum_id``), ``text-only`` or ``faq``; ``derivation_note`` why not, when not.
+    """
+
+    __table__ = "errata"
+    __key__ = ("erratum_id", "language")
+
+    erratum_id: str
+    language: str
+    kind: str  # erratum | faq
+    edition: Edition | None
+    publication_id: str | None
+    publication: str
+    heading: str | None
+    text: str | None
+    position: int  # the entry's place in the document (its order among the document's entries)
+    change: str | None = None
+    derivation: str = "text-only"
+    derivation_note: str | None = None
+
+
+class ErratumTarget(Provenanced):
+    """What an erratum or FAQ entry targets: a datasheet, stratagem, enhancement, detachment,
+    army rule, core rule section (``ruleContainer``) or publication, as the document names it.
+
+    ``target_key``: the key the target's rows are found by (the slug of its English name; for a
+    core rule its rule key, ``lethal-hits``); resolved to rows when queried (``pipeline.errata``).
+    """
+
+    __table__ = "erratum_targets"
+    __key__ = ("erratum_id", "position")
+
+    erratum_id: str
+    position: int
+    target_type: str
+    target_id: str | None
+    target_name: str
+    target_key: str
+
+
 #: Every record class whose rows go to the database, in load order.
 ALL_RECORDS: tuple[type[Record], ...] = (
     Source,
@@ -711,4 +762,6 @@ ALL_RECORDS: tuple[type[Record], ...] = (
     Accounting,
     SchemaInfo,
     SourceAgreement,
+    Erratum,
+    ErratumTarget,
 )

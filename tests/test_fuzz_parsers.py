@@ -24,7 +24,7 @@ from pipeline.errors import Wh40kError
 from pipeline.extractors import FOLDER_FILES, EXTRACTORS, ParseResult, get_extractor
 from pipeline.extractors.bsdata_catalogue import read_xml
 from schemas.records import Source
-from tests.conftest import seed_source
+from tests.conftest import GOLDEN, seed_source
 from tests.test_parser_bsdata_catalogue import catalogue, squad
 from tests.test_parser_wahapedia_csv import FACTIONS, MODELS_HEADER, WARGEAR_HEADER, datasheets, ds, table
 from tests.test_parser_wahapedia_html import _RIGHT, _snippet
@@ -79,6 +79,8 @@ SEEDS: dict[str, str | dict[str, str]] = {
     "bsdata-cat-set-xml": {"Test.cat": CATALOGUE, "Warhammer 40,000.gst": GST_XML},
     "wahapedia-html": _snippet("", _RIGHT),
     "wahapedia-csv": EXPORT,
+    "gdc-core-rules": (GOLDEN / "inputs" / "gdc_core_rules_11e.json").read_text(encoding="utf-8"),
+    "gdc-faqs": (GOLDEN / "inputs" / "gdc_faqs_11e.json").read_text(encoding="utf-8"),
 }
 
 #: Snippets that have broken parsers or could: deep nesting, numbers past int()'s 4,300 digits

@@ -98,8 +98,11 @@ database; a unit that only another edition has is shown from that edition, with 
     if others:
         note("also matching: " + ", ".join(o["datasheet_id"] for o in others) + " (pass the datasheet id to choose)")
     detail = query.unit_detail(con, sheet["datasheet_id"])
+    from pipeline.rules import unit_errata
+
+    found_errata = unit_errata(con, detail["datasheet"]["name"])
     if fmt is Format.json:
-        print(to_json(detail))
+        print(to_json({**detail, "errata": found_errata}))
         return
     if fmt is Format.csv:
         render_rows(query.flat_unit(detail), fmt)
@@ -126,6 +129,8 @@ database; a unit that only another edition has is shown from that edition, with 
     kws = detail["keywords"]
     print("Keywords: " + ", ".join(k["keyword"] for k in kws if not k["is_faction_keyword"]))
     print("Faction keywords: " + ", ".join(k["keyword"] for k in kws if k["is_faction_keyword"]))
+    if found_errata:
+        render_rows(found_errata, fmt, title="Errata and FAQs", columns=["kind", "publication", "heading", "text"])
     for gap in detail["data_gaps"]:
         note(f"missing in {gap['source_id']}: {gap['table_name']} {gap['field']} ({gap['reason']})")
 

@@ -13,7 +13,7 @@ from pipeline import query
 from pipeline.cli import app
 from pipeline.cli.output import Format, ModeChoice, note, render_rows, to_json
 from pipeline.errors import InputError, NotFoundError
-from pipeline.rules import governing_text, rule_diff
+from pipeline.rules import changed_rules, errata_for_rule, governing_text, rule_diff, rule_history
 
 
 class DiffFormat(str, Enum):
@@ -39,10 +39,17 @@ def rule_command(
     mode: ModeChoice = typer.Option(ModeChoice.matched, "--mode", help="matched or combat-patrol."),
     on: Optional[str] = typer.Option(None, "--on", help="Date the game is played, YYYY-MM-DD."),
     all_: bool = typer.Option(False, "--all", help="List every stored wording instead."),
+    lang: Optional[str] = typer.Option(
+        None, "--lang", help="Language of the wording: en de es fr it ja ko zh (default: en, or the language of the name given)."),
+    history: bool = typer.Option(False, "--history", help="Every wording from the original to the one in force, with the errata."),
     db: Path = typer.Option(query.DEFAULT_DB, "--db", help="Database file."),
     fmt: Format = typer.Option(Format.table, "--format", "-f", help="table, json or csv."),
 ) -> None:
     """The wording of a rule that applies, its source, and the precedence chain that picked it.
+
+    A rule is found by its name in any of the stored languages (Tödliche Treffer), an alias or a
+    section number; --lang gives its wording in that language, or the English one with a note.
+    The errata and FAQ entries that target the rule follow the wording.
 
     --format csv: the governing wording as one row (rule_key, title, section, edition, game_mode,
     on, source_id, locator, text; the precedence chain is in table and json); with --all, one row
@@ -52,6 +59,10 @@ def rule_command(
     """
     con = query.open_database(db)
     query.check_edition(con, edition)
+    language = _language(con, name, lang)
+    if history:
+        _print_history(con, name, edition, mode.value, language, fmt)
+        return
     if all_:
         rows = query.rule_texts(con, name, edition=edition)
         if fmt is Format.table:
@@ -63,11 +74,12 @@ def rule_command(
             render_rows(rows, fmt)
         return
     if edition is None:
-        ruling = _default_edition_ruling(con, name, mode.value, _date(on))
+        ruling = _default_edition_ruling(con, name, mode.value, _date(on), language)
     else:
-        ruling = governing_text(con, name, edition, mode.value, _date(on))
+        ruling = governing_text(con, name, edition, mode.value, _date(on), language, other_mode=True)
+    found = errata_for_rule(con, ruling)
     if fmt is Format.json:
-        print(to_json(ruling.as_dict()))
+        print(to_json({**ruling.as_dict(), "errata": found}))
         return
     if fmt is Format.csv:
         render_rows([{k: v for k, v in ruling.as_dict().items() if k != "chain"}], fmt)
@@ -77,38 +89,99 @@ def rule_command(
           + (f", on {ruling.on}" if ruling.on else "") + ")")
     if ruling.part_of:
         print(f"({ruling.part_of})")
+    if ruling.note:
+        print(f"(note: {ruling.note})")
     print(ruling.text)
     print(f"\nSource: {ruling.source_id}, {ruling.locator}")
     print("Why (precedence walked, see pipeline/precedence.toml):")
     for step in ruling.chain:
         print(f"  - {step.source_id} [{step.kind}, {step.game_mode or 'all modes'}, "
               f"{step.effective_date or 'undated'}]: {step.verdict}")
+    if found:
+        print(f"\nErrata and FAQs ({len(found)}):")
+        for e in found:
+            print(f"  - [{e['kind']}] {e['publication']}: {e['heading']}" + (f"\n    {e['text']}" if e["text"] else ""))
 
 
-def _default_edition_ruling(con, name: str, mode: str, on: Optional[dt.date]):
+#: The languages the rules documents give (Game Datacards core rules).
+LANGUAGES = ("en", "de", "es", "fr", "it", "ja", "ko", "zh")
+
+
+def _language(con, name: str, lang: Optional[str]) -> str:
+    """The language asked for, or the language of the name when it is a title in one language only."""
+    if lang is not None:
+        if lang not in LANGUAGES:
+            raise InputError(f"--lang {lang!r} is not a language of the rules; use one of {' '.join(LANGUAGES)}")
+        return lang
+    try:
+        query.rule_keys_for(name)
+    except InputError:
+        raise
+    hits = query.rule_keys_by_title(con, name)
+    langs = {h[1] for h in hits}
+    return "en" if not hits or "en" in langs else sorted(langs)[0]
+
+
+def _print_history(con, name: str, edition: Optional[int], mode: str, language: str, fmt: Format) -> None:
+    ruling, rows = rule_history(con, name, edition, mode, language)  # type: ignore[arg-type]
+    if fmt is Format.json:
+        print(to_json({"rule": ruling.as_dict(), "wordings": rows}))
+        return
+    if fmt is Format.csv:
+        render_rows(rows, fmt)
+        return
+    print(f"== {(ruling.section + ' ') if ruling.section else ''}{ruling.title}  (edition {ruling.edition}, "
+          f"{ruling.game_mode} games, {ruling.language}): {len(rows)} wordings, oldest first")
+    if ruling.note:
+        print(f"(note: {ruling.note})")
+    for number, r in enumerate(rows, start=1):
+        mark = "  <- in force" if r["in_force"] else ""
+        print(f"\n{number}. {r['source_id']}, {r['locator']} [{r['effective_date'] or 'undated'}]{mark}")
+        if r["erratum"]:
+            print(f"   erratum: {r['erratum']}")
+        print(r["text"])
+
+
+def _default_edition_ruling(con, name: str, mode: str, on: Optional[dt.date], language: str = "en"):
     """The ruling in the latest edition of the database (``query.latest_edition``), or, when no
     wording of the rule applies there, in the newest other edition where one does, with a note;
     when none applies anywhere, the error of the latest edition."""
     latest = query.latest_edition(con)
     others = sorted((e for e in query.known_editions(con) if e != latest), reverse=True)
     try:
-        return governing_text(con, name, latest, mode, on)
+        ruling = governing_text(con, name, latest, mode, on, language)
+        if ruling.language == language:
+            return ruling
+        for edition in others:  # the language asked for is only in another edition's wording
+            try:
+                other = governing_text(con, name, edition, mode, on, language)
+            except NotFoundError:
+                continue
+            if other.language == language:
+                note(f"{other.title}: no {language} wording in edition {latest} (the latest in the database); "
+                     f"the edition {other.edition} wording")
+                return other
+        return ruling
     except NotFoundError as exc:
         first_error = exc
     for edition in others:
         try:
-            ruling = governing_text(con, name, edition, mode, on)
+            ruling = governing_text(con, name, edition, mode, on, language)
         except NotFoundError:
             continue
         note(f"{ruling.title}: no wording for {mode} games in edition {latest} (the latest in the database); "
              f"the edition {ruling.edition} wording")
         return ruling
-    raise first_error
+    try:  # no edition has a wording for this game mode: another mode's, with a note (or the error)
+        return governing_text(con, name, latest, mode, on, language, other_mode=True)
+    except NotFoundError:
+        raise first_error from None
 
 
 @app.command("rule-diff")
 def rule_diff_command(
-    name: str = typer.Argument(..., help="Rule name, alias or section number."),
+    name: Optional[str] = typer.Argument(None, help="Rule name, alias or section number (or --all)."),
+    all_: bool = typer.Option(False, "--all", help="List every core rule that changed, was added or removed."),
     from_edition: int = typer.Option(10, "--from", help="Edition to compare from."),
     to_edition: int = typer.Option(11, "--to", help="Edition to compare to."),
     mode: ModeChoice = typer.Option(ModeChoice.matched, "--mode"),
@@ -118,11 +191,24 @@ def rule_diff_command(
 ) -> None:
     """Word-level differences between a rule's governing wordings in two editions.
 
+    With --all: every section and core ability of the core rules of either edition, with its
+    status (changed, added, removed; the same ones are left out) and the count of changed word
+    runs; `rule-diff NAME` gives the diff of one.
+
     Example: wh40k rule-diff "Lethal Hits" --from 10 --to 11
     """
     con = query.open_database(db)
     query.check_edition(con, from_edition, "--from")
     query.check_edition(con, to_edition, "--to")
+    if all_:
+        rows = [r for r in changed_rules(con, from_edition, to_edition, mode.value) if r["status"] != "same"]
+        if fmt is DiffFormat.json:
+            print(to_json(rows))
+        else:
+            render_rows(rows, Format.table, title=f"Core rules: edition {from_edition} -> {to_edition}")
+        return
+    if name is None:
+        raise InputError("rule-diff needs a rule name, or --all for every core rule; e.g. wh40k rule-diff \"Lethal Hits\"")
     diff = rule_diff(con, name, from_edition, to_edition, mode.value, _date(on))
     if fmt is DiffFormat.json:
         print(to_json(diff.as_dict()))
@@ -174,3 +260,34 @@ def detect_edition_command(
     print(f"{file}: {verdict}" + (" (markers of both editions)" if found.mixed else "")
           + f"; scores 10th {found.scores[10]}, 11th {found.scores[11]}")
     render_rows(evidence, fmt, title="Evidence")
+
+
+@app.command("search")
+def search_command(
+    text: str = typer.Argument(..., help="Words to find (every one must be in the wording)."),
+    edition: Optional[int] = typer.Option(None, "--edition", help="10 or 11."),
+    lang: Optional[str] = typer.Option(None, "--lang", help="Language: en de es fr it ja ko zh (default: every one)."),
+    limit: int = typer.Option(20, "--limit", help="How many hits, best first (1 to 500)."),
+    db: Path = typer.Option(query.DEFAULT_DB, "--db", help="Database file."),
+    fmt: Format = typer.Option(Format.table, "--format", "-f", help="table, json or csv."),
+) -> None:
+    """Find rule texts, abilities, stratagems, enhancements and datasheets whose wording has the words.
+
+    Ranked: occurrences of each word weighted by its rarity, a bonus for a word in the name; each
+    hit with the matching passage and its source.
+
+    Example: wh40k search "critical hit automatically wound" --edition 11
+    """
+    from pipeline.search import search
+
+    if lang is not None and lang not in LANGUAGES:
+        raise InputError(f"--lang {lang!r} is not a language of the rules; use one of {' '.join(LANGUAGES)}")
+    if not 1 <= limit <= 500:
+        raise InputError(f"--limit {limit}: give 1 to 500")
+    con = query.open_database(db)
+    query.check_edition(con, edition)
+    hits = [h.__dict__ for h in search(con, text, edition, lang, limit)]
+    if not hits:
+        note(f"nothing has every word of {text!r}" + (f" in edition {edition}" if edition else "")
+             + (f" in {lang}" if lang else ""))
+    render_rows(hits, fmt, title="Search", columns=["kind", "name", "edition", "language", "score", "passage", "source_id", "locator"])

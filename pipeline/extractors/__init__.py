@@ -133,6 +133,8 @@ EXTRACTORS: dict[str, tuple[str, str]] = {
     "bsdata-cat-set-xml": ("bsdata_catalogue", "parse_cat_set_xml"),
     "wahapedia-html": ("wahapedia_html", "parse"),
     "wahapedia-csv": ("wahapedia_csv", "parse_export"),
+    "gdc-core-rules": ("gdc_rules", "parse_core"),
+    "gdc-faqs": ("gdc_rules", "parse_faqs"),
 }
 
 
