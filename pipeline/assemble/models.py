@@ -7,7 +7,8 @@ The one reading of a model line (``PrintedModel``):
 - T, W, OC: whole numbers; a starred value (``5*``) keeps the number, flag ``starred_characteristic``;
 - Sv: a roll target, ``-`` none; a save and an invulnerable save in one cell (``3+/4++``,
   ``3+ (4++)``) give both, flag ``save_and_invulnerable_in_one_cell``; Ld: a 2D6 roll target;
-- the invulnerable save: ``read_invulnerable`` (its ``*`` note gives its scope);
+- the invulnerable save: ``read_invulnerable`` (its ``*`` note gives its scope, and is kept as
+  printed in ``invulnerable_save_note``);
 - a characteristic the source does not print is None with a ``data_gaps`` row
   (``not printed by the source``); one that cannot be read is None with a ``data_gaps`` row naming
   the printed value and why. The line itself is kept: its other values are good.
@@ -168,6 +169,7 @@ def assemble_model(
         invulnerable_save=invulnerable.value, invulnerable_save_scope=invulnerable.scope,
         wounds=values["wounds"], leadership=values["leadership"],
         objective_control=values["objective_control"],
+        invulnerable_save_note=clean_line((printed.invulnerable_save_note or "").replace("\n", " ")) or None,
     )
     assert entity == entity_key(record)
     return Assembled([record], notes, [Gap("model_profiles", entity, f, reason) for f, reason in gaps])

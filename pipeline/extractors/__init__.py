@@ -135,6 +135,8 @@ EXTRACTORS: dict[str, tuple[str, str]] = {
     "wahapedia-csv": ("wahapedia_csv", "parse_export"),
     "gdc-core-rules": ("gdc_rules", "parse_core"),
     "gdc-faqs": ("gdc_rules", "parse_faqs"),
+    "gdc-json": ("gdc_json", "parse_file"),
+    "gdc-json-folder": ("gdc_json", "parse_folder"),
 }
 
 
@@ -144,6 +146,7 @@ EXTRACTORS: dict[str, tuple[str, str]] = {
 FOLDER_FILES: dict[str, tuple[str, ...]] = {
     "wahapedia-csv": (".csv",),
     "bsdata-cat-set-xml": (".cat", ".gst"),
+    "gdc-json-folder": (".json",),
 }
 
 
