@@ -35,6 +35,7 @@ from pipeline.merge import (
     conflicts_between,
     content,
     fill_combat_patrol_characteristics,
+    filled_gaps,
     keep_first_whole,
     source_order,
     unify_datasheet_ids,
@@ -191,7 +192,9 @@ def validate(sources: list[Source], results: dict[str, ParseResult]) -> Validate
     source defines is rejected as an orphan. A unit's composition and loadout are taken whole
     from the first source that gives them (``merge.keep_first_whole``); a datasheet with no
     model count gets a ``DataGap`` (``unit_size_gaps``). Each mechanical erratum gives the
-    wording before it and the one in force as rule texts (``errata.derive``).
+    wording before it and the one in force as rule texts (``errata.derive``). A source's data gap that another source
+    fills (rows of that table for that datasheet: the Combat Patrol page lost its characteristics,
+    the Game Datacards file gives them) is dropped, counted as a duplicate (``merge.filled_gaps``).
     """
     by_id = {s.source_id: s for s in sources}
     duplicates: Counter[tuple[str, str]] = Counter()
@@ -246,6 +249,12 @@ def validate(sources: list[Source], results: dict[str, ParseResult]) -> Validate
             rejects.append(_reject(record, f"orphan: datasheet {missing[0]} is not defined by any source"))
             continue
         records.append(record)
+    filled_elsewhere = filled_gaps(records, _DATASHEET_REFS)
+    if filled_elsewhere:
+        for record in records:
+            if id(record) in filled_elsewhere:
+                duplicates[(record.source_id, record.__table__)] += 1  # type: ignore[attr-defined]
+        records = [r for r in records if id(r) not in filled_elsewhere]
     records.extend(external_ids.values())
     filled += [g for g in unit_size_gaps(records) if (g.__table__, g.key()) not in seen]
     records, wordings = errata.derive(records, by_id)  # the wording before each mechanical erratum

@@ -567,3 +567,27 @@ def keep_first_whole(batches: list[list[Record]], sources: dict[str, Source],
 def _lines(rows: list[Record], name: str) -> dict[int, object]:
     """Line number -> what the line names, as read."""
     return {r.line: as_read(getattr(r, name)) for r in rows}  # type: ignore[attr-defined]
+
+
+def filled_gaps(records: Iterable[Record], refs: Mapping[str, tuple[str, ...]]) -> set[int]:
+    """The data gaps (``id()`` of each) that another source fills: a ``DataGap`` of a table of
+    ``refs`` (table -> the fields holding a datasheet id) about a datasheet (its ``entity_key``,
+    or the part before ``|``) for which a source other than the gap's gives rows of that table.
+
+    The gap says what one source lost ("the page scrape lost the characteristics table"); once
+    another source gives those rows, the datasheet no longer misses them, and each row keeps the
+    source it came from. The build counts such a gap as a duplicate of its source (merged into
+    the other source's rows).
+    """
+    records = list(records)
+    given: dict[tuple[str, str], set[str]] = defaultdict(set)  # (table, datasheet) -> sources
+    for r in records:
+        for name in refs.get(r.__table__, ()):
+            given[(r.__table__, getattr(r, name))].add(r.source_id)  # type: ignore[attr-defined]
+    out: set[int] = set()
+    for r in records:
+        if isinstance(r, DataGap) and r.table_name in refs:
+            sheet = r.entity_key.split("|", 1)[0]
+            if given.get((r.table_name, sheet), set()) - {r.source_id}:
+                out.add(id(r))
+    return out
