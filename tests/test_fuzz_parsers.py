@@ -81,6 +81,9 @@ SEEDS: dict[str, str | dict[str, str]] = {
     "wahapedia-csv": EXPORT,
     "gdc-core-rules": (GOLDEN / "inputs" / "gdc_core_rules_11e.json").read_text(encoding="utf-8"),
     "gdc-faqs": (GOLDEN / "inputs" / "gdc_faqs_11e.json").read_text(encoding="utf-8"),
+    "gdc-json": (GOLDEN / "inputs" / "gdc_10e_combat_patrol.json").read_text(encoding="utf-8"),
+    "gdc-json-folder": {"sororitas.json": (GOLDEN / "inputs" / "gdc_11e" / "sororitas.json").read_text(encoding="utf-8"),
+                        "faqs.json": (GOLDEN / "inputs" / "gdc_11e" / "faqs.json").read_text(encoding="utf-8")},
 }
 
 #: Snippets that have broken parsers or could: deep nesting, numbers past int()'s 4,300 digits

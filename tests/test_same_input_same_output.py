@@ -120,7 +120,7 @@ class Case:
 
 
 EXTRACTORS = (
-    "wahapedia-csv", "wahapedia-html", "wahapedia-text-10e", "bsdata-cat-xml", "bsdata-cat-json",
+    "wahapedia-csv", "wahapedia-html", "wahapedia-text-10e", "bsdata-cat-xml", "bsdata-cat-json", "gdc-json-folder",
 )
 NO_MODELS = {"wahapedia-text-10e": "the page text prints no model characteristics"}
 #: Core abilities are rules of the game system: a catalogue read alone (the 11th-edition JSON
@@ -408,12 +408,30 @@ def bsdata_cat_json(item: Item) -> ParseResult:
     return get_extractor("bsdata-cat-json")(json.dumps(tree, ensure_ascii=False), _source("bsdata-cat-json", 11))
 
 
+def gdc_json_folder(item: Weapon | Model) -> ParseResult:
+    sheet: dict = {"id": "g-1", "name": {"en": DATASHEET}, "factions": ["Adeptus Astartes"], "stats": [],
+                   "rangedWeapons": [], "meleeWeapons": [], "abilities": {}}
+    if isinstance(item, Weapon):
+        profile = {"name": {"en": item.name}, "range": item.range, "attacks": item.attacks, "skill": item.skill,
+                   "strength": item.strength, "ap": item.ap, "damage": item.damage,
+                   "keywords": [{"en": k.strip()} for k in item.abilities.split(",") if k.strip()]}
+        sheet["meleeWeapons" if item.melee else "rangedWeapons"] = [{"profiles": [profile]}]
+    else:
+        sheet["stats"] = [{"name": {"en": item.name}, "m": item.move, "t": item.toughness, "sv": item.save,
+                           "w": item.wounds, "ld": item.leadership, "oc": item.oc}]
+        if item.invulnerable is not None:
+            sheet["abilities"] = {"invul": {"value": item.invulnerable, "info": {"en": item.note or ""}}}
+    files = {"f.json": json.dumps({"name": "Adeptus Astartes", "datasheets": [sheet]}, ensure_ascii=False)}
+    return get_extractor("gdc-json-folder")(files, _source("gdc-json-folder", 11))
+
+
 BUILDERS = {
     "wahapedia-csv": wahapedia_csv,
     "wahapedia-html": wahapedia_html,
     "wahapedia-text-10e": wahapedia_text_10e,
     "bsdata-cat-xml": bsdata_cat_xml,  # read as a set with its game system
     "bsdata-cat-json": bsdata_cat_json,
+    "gdc-json-folder": gdc_json_folder,
 }
 
 # ---- what is compared -------------------------------------------------------------------------

@@ -105,6 +105,7 @@ _BOLD = re.compile(r"\*\*")
 _BULLET = re.compile(r"^\s*[■•◦-]\s*")
 #: A composition line's keyword tail: ``1 Adrax Agatone – EPIC HERO``.
 _NAME_KEYWORD_TAIL = re.compile(r"\s+[–—-]\s+[A-Z][A-Z ]+$")
+_NAME_AND_COUNT = re.compile(r"^(?P<name>[^()]+?)\s*\((?P<n>\d{1,3})\s+MODELS?\)$", re.IGNORECASE)
 _WOUNDS_REMAINING = re.compile(r"^\s*(?P<min>\d+)\s*:?\s*-\s*(?P<max>\d+)\s+WOUNDS?\s+REMAINING\s*$", re.IGNORECASE)
 _HIT_ROLL = re.compile(
     r"^While this model has \d+-\d+ wounds remaining, each time this model makes an attack, "
@@ -250,7 +251,7 @@ class _Reader:
                 continue
             try:
                 _Datasheet(self, file, doc, sheet, locator, fid, scope).run()
-            except (NormaliseError, ValidationError, KeyError, TypeError, ValueError) as exc:
+            except (NormaliseError, ValidationError, KeyError, TypeError, ValueError, AttributeError) as exc:
                 self.collector.reject("datasheets", locator, json.dumps(sheet, ensure_ascii=False)[:2000],
                                       f"datasheet not read: {exc}")
         self.read_detachments(file, doc, fid)
@@ -433,6 +434,9 @@ class _Datasheet:
                 continue
             locator = f"{self.locator} composition[{i}]"
             groups = None if is_alternative(text) else model_groups(_NAME_KEYWORD_TAIL.sub("", text))
+            counted = _NAME_AND_COUNT.match(text)
+            if not groups and counted:  # the 10th-edition form: ``CANONESS ADALYA (1 MODEL)``
+                groups = model_groups(f"{counted.group('n')} {counted.group('name')}")
             if not groups:
                 line += 1
                 fixed = False
