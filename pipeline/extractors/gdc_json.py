@@ -595,7 +595,7 @@ class _Datasheet:
             if not isinstance(p, dict):
                 continue
             cost, models = _int(p.get("cost")), _int(p.get("models"))
-            if p.get("cost") is None:
+            if p.get("cost") is None or clean_line(english(p.get("cost"))).casefold() in ("", "null", "none"):
                 self.reader.boilerplate["gdc: points rows without a cost (Combat Patrol units)"] += 1
                 continue
             if cost is None or cost == 0:
