@@ -94,6 +94,21 @@ FACTION_IDS: dict[str, str] = {
 }
 
 
+#: Each faction id's name, as Wahapedia prints it: the ``factions`` row a source gives under its
+#: own name for the faction (``Adeptus Astartes``) is given this name, so that sources agree.
+FACTION_NAMES: dict[str, str] = {
+    "adepta-sororitas": "Adepta Sororitas", "space-marines": "Space Marines", "astra-militarum": "Astra Militarum",
+    "imperial-agents": "Imperial Agents", "imperial-knights": "Imperial Knights", "tyranids": "Tyranids",
+    "unaligned-forces": "Unaligned Forces", "adeptus-titanicus": "Adeptus Titanicus",
+    "chaos-space-marines": "Chaos Space Marines", "adeptus-custodes": "Adeptus Custodes",
+    "adeptus-mechanicus": "Adeptus Mechanicus", "genestealer-cults": "Genestealer Cults", "orks": "Orks",
+    "necrons": "Necrons", "grey-knights": "Grey Knights", "tau-empire": "T’au Empire",
+    "leagues-of-votann": "Leagues of Votann", "death-guard": "Death Guard", "thousand-sons": "Thousand Sons",
+    "world-eaters": "World Eaters", "emperors-children": "Emperor’s Children", "chaos-knights": "Chaos Knights",
+    "chaos-daemons": "Chaos Daemons", "drukhari": "Drukhari", "aeldari": "Aeldari",
+}
+
+
 def read_faction_name(printed: str) -> str:
     """The form of a printed faction name that ``FACTION_IDS`` is keyed by.
 

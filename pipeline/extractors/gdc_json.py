@@ -58,9 +58,9 @@ from typing import Any, Iterable
 
 from pipeline.assemble.abilities import split_ability_parameter
 from pipeline.assemble.collector import Collector
-from pipeline.assemble.ids import datasheet_id, faction_id, qualified_datasheet_id, scoped_datasheet_id
+from pipeline.assemble.ids import FACTION_NAMES, datasheet_id, faction_id, qualified_datasheet_id, scoped_datasheet_id
 from pipeline.assemble.keywords import read_keyword
-from pipeline.assemble.loadouts import assemble_loadout
+from pipeline.assemble.loadouts import assemble_loadout, read_loadout_line
 from pipeline.assemble.models import assemble_model
 from pipeline.assemble.printed import PrintedModel, PrintedWeapon
 from pipeline.assemble.weapons import assemble_weapon, raw_weapon_text
@@ -212,6 +212,7 @@ class _Reader:
     sheets: list[_Sheet] = field(default_factory=list)
     ids: dict[str, str] = field(default_factory=dict)  # datasheet id -> locator of the first
     factions: set[str] = field(default_factory=set)
+    scope: str | None = None  # the Combat Patrol of the file being read
 
     @property
     def sid(self) -> str:
@@ -240,10 +241,12 @@ class _Reader:
                       "of its name is used", file)
         if fid not in self.factions:
             self.factions.add(fid)
-            self.add(Faction(source_id=self.sid, locator=file, faction_id=fid, name=printed_faction or fid))
+            self.add(Faction(source_id=self.sid, locator=file, faction_id=fid,
+                             name=FACTION_NAMES.get(fid, printed_faction or fid)))
         scope = None
         if combat_patrol:
             scope = self._combat_patrol_scope(doc, file)
+        self.scope = scope
         for i, sheet in enumerate(doc["datasheets"]):
             locator = f"{file} datasheets[{i}]"
             if not isinstance(sheet, dict):
@@ -278,6 +281,11 @@ class _Reader:
 
     # -- the file's own lists
 
+    def scoped(self, own_id: str) -> str:
+        """A stratagem's or enhancement's id, within its Combat Patrol for a Combat Patrol file
+        (the files of both editions and the faction files reuse ids for other texts)."""
+        return f"{self.scope}/{own_id}" if self.scope else own_id
+
     def read_detachments(self, file: str, doc: Tree, fid: str) -> None:
         for i, d in enumerate(doc.get("detachments") or []):
             locator = f"{file} detachments[{i}]"
@@ -310,7 +318,7 @@ class _Reader:
             # the id is the name's: a stratagem of one name in two detachments shares it
             self.add(Stratagem(
                 source_id=self.sid, locator=locator, name=name,
-                stratagem_id=f"{s['id']}--{slug(detachment)}" if detachment else str(s["id"]),
+                stratagem_id=self.scoped(f"{s['id']}--{slug(detachment)}" if detachment else str(s["id"])),
                 cp_cost=cost if isinstance(cost, int) and not isinstance(cost, bool) else _int(cost),
                 group=detachment, type=plain_name(s.get("type")) or "",
                 edition=self.source.edition, legend=plain_text(s.get("fluff")) or None,
@@ -328,7 +336,7 @@ class _Reader:
                 continue
             detachment = plain_name(e.get("detachment"))
             # the id is the name's: an enhancement of one name in two detachments shares it
-            eid = f"{e['id']}--{slug(detachment)}" if detachment else str(e["id"])
+            eid = self.scoped(f"{e['id']}--{slug(detachment)}" if detachment else str(e["id"]))
             self.add(Enhancement(
                 source_id=self.sid, locator=locator, enhancement_id=eid, name=name,
                 detachment=detachment or None, is_default=None,
@@ -373,6 +381,7 @@ class _Datasheet:
     locator: str
     faction_id: str
     scope: str | None
+    composition_in_loadout: int = 0  # lines of the loadout read as the composition
 
     @property
     def sid(self) -> str:
@@ -428,11 +437,20 @@ class _Datasheet:
         """The ``UnitComposition`` rows; returns the starting strength when every line is one
         fixed count and there is no alternative, else None."""
         line, total, fixed = 0, 0, True
-        for i, printed in enumerate(self.sheet.get("composition") or []):
+        printed_lines = list(self.sheet.get("composition") or [])
+        where = "composition"
+        if not printed_lines:  # some Combat Patrol files print it in the loadout: ``■ Arkoth (1 model)``
+            where = "loadout"
+            for line_text in plain_text(self.sheet.get("loadout")).split("\n"):
+                text = _BULLET.sub("", line_text)
+                if text and read_loadout_line(text) is None and (_NAME_AND_COUNT.match(text) or model_groups(text)):
+                    printed_lines.append(text)
+            self.composition_in_loadout = len(printed_lines)
+        for i, printed in enumerate(printed_lines):
             text = _BULLET.sub("", plain_name(printed))
             if not text:
                 continue
-            locator = f"{self.locator} composition[{i}]"
+            locator = f"{self.locator} {where}[{i}]" if where == "composition" else f"{self.locator} loadout"
             groups = None if is_alternative(text) else model_groups(_NAME_KEYWORD_TAIL.sub("", text))
             counted = _NAME_AND_COUNT.match(text)
             if not groups and counted:  # the 10th-edition form: ``CANONESS ADALYA (1 MODEL)``
@@ -558,6 +576,9 @@ class _Datasheet:
             row = assemble_loadout(stripped, source_id=self.sid, locator=f"{self.locator} loadout",
                                    datasheet_id=self.ds_id, line=line + 1)
             if row is None:
+                if self.composition_in_loadout:  # read as the unit's composition
+                    self.composition_in_loadout -= 1
+                    continue
                 self.reader.boilerplate["gdc: loadout lines that are no 'equipped with' line (notes, a composition)"] += 1
                 continue
             line += 1

@@ -162,6 +162,8 @@ def test_no_datasheet_counts_more_models_in_its_loadout_than_it_has(db):
     for ds in _rows(con.execute("SELECT * FROM datasheets WHERE datasheet_id IN "
                                 "(SELECT datasheet_id FROM wargear_loadouts)")):
         size = model_count(con, ds)[0]
+        if size is None:  # no model count printed: a data gap, and an attack on it asks for one
+            continue
         counts, notes = line_model_counts(con, ds, size)
         extra = [("additionally" in t.lower()) for (t,) in con.execute(
             "SELECT text FROM wargear_loadouts WHERE datasheet_id = ? ORDER BY line", [ds["datasheet_id"]]).fetchall()]
