@@ -234,8 +234,8 @@ def test_names_are_compared_as_a_reader_compares_them(con):
     ).fetchone()[0] == 0
     # Armour/Armor and Defence/Defense twins are one datasheet, with the first source's printed name
     assert con.execute(
-        "SELECT datasheet_id, name FROM datasheets WHERE name ILIKE 'Ancient in Terminator Armo%' "
-        "OR name ILIKE 'Tarantula Air Defe%' ORDER BY 1"
+        "SELECT datasheet_id, name FROM datasheets WHERE edition = 10 AND (name ILIKE 'Ancient in Terminator Armo%' "
+        "OR name ILIKE 'Tarantula Air Defe%') ORDER BY 1"
     ).fetchall() == [
         ("10e/space-marines/ancient-in-terminator-armour", "Ancient In Terminator Armour"),
         ("10e/space-marines/tarantula-air-defence-battery", "Tarantula Air Defence Battery"),
@@ -250,11 +250,15 @@ def test_names_are_compared_as_a_reader_compares_them(con):
 def test_conflicts_hold_disagreements_only(con):
     assert con.execute("SELECT count(*) FROM conflicts WHERE field = 'external_id'").fetchone()[0] == 0
     # every datasheet has its own id in each source that gives one: the export's 1,675, the 465
-    # of the catalogues (432 of them merged into the export's), the three saved pages
+    # of the catalogues (432 of them merged into the export's), the three saved pages, the Game
+    # Datacards folders' 899 + 95 + 293
     assert con.execute(
         "SELECT source_id, count(*) FROM external_ids GROUP BY ALL ORDER BY 1"
     ).fetchall() == [
         ("bsdata-10e-catalogues", 465),
+        ("gdc-10e-combat-patrol", 293),
+        ("gdc-11e", 899),
+        ("gdc-11e-combat-patrol", 95),
         ("wahapedia-10e-export", 1675),
         ("wahapedia-10e-page-cadian-shock-troops", 1),
         ("wahapedia-10e-page-intercessor-squad", 1),
