@@ -408,7 +408,7 @@ def bsdata_cat_json(item: Item) -> ParseResult:
     return get_extractor("bsdata-cat-json")(json.dumps(tree, ensure_ascii=False), _source("bsdata-cat-json", 11))
 
 
-def gdc_json_folder(item: Weapon | Model) -> ParseResult:
+def gdc_json_folder(item: Item) -> ParseResult:
     sheet: dict = {"id": "g-1", "name": {"en": DATASHEET}, "factions": ["Adeptus Astartes"], "stats": [],
                    "rangedWeapons": [], "meleeWeapons": [], "abilities": {}}
     if isinstance(item, Weapon):
@@ -416,6 +416,10 @@ def gdc_json_folder(item: Weapon | Model) -> ParseResult:
                    "strength": item.strength, "ap": item.ap, "damage": item.damage,
                    "keywords": [{"en": k.strip()} for k in item.abilities.split(",") if k.strip()]}
         sheet["meleeWeapons" if item.melee else "rangedWeapons"] = [{"profiles": [profile]}]
+    elif isinstance(item, CoreAbility):
+        sheet["abilities"] = {"core": [{"name": {"en": item.printed}}]}
+    elif isinstance(item, Composition):  # a line as printed in bold, its keywords after a dash
+        sheet["composition"] = [f"**{item.text}{' – ' + item.keywords if item.keywords else ''}**"]
     else:
         sheet["stats"] = [{"name": {"en": item.name}, "m": item.move, "t": item.toughness, "sv": item.save,
                            "w": item.wounds, "ld": item.leadership, "oc": item.oc}]

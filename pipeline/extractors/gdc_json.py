@@ -56,23 +56,24 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from pipeline.assemble.abilities import split_ability_parameter
+from pipeline.assemble.abilities import assemble_ability
 from pipeline.assemble.collector import Collector
+from pipeline.assemble.composition import assemble_composition
+from pipeline.assemble.datasheets import assemble_datasheet
 from pipeline.assemble.ids import FACTION_NAMES, datasheet_id, faction_id, qualified_datasheet_id, scoped_datasheet_id
 from pipeline.assemble.keywords import read_keyword
 from pipeline.assemble.loadouts import assemble_loadout, read_loadout_line
 from pipeline.assemble.models import assemble_model
-from pipeline.assemble.printed import PrintedModel, PrintedWeapon
+from pipeline.assemble.printed import PrintedAbility, PrintedComposition, PrintedDatasheet, PrintedModel, PrintedWeapon
 from pipeline.assemble.weapons import assemble_weapon, raw_weapon_text
 from pipeline.errors import NormaliseError
 from pipeline.extractors import ParseResult, TooDeep, load_json
-from pipeline.normalise.composition import is_alternative, model_groups
+from pipeline.normalise.composition import model_groups
 from pipeline.normalise.names import name_key
 from pipeline.normalise.text import clean_line, html_to_text, slug
 from schemas.records import (
     Ability,
     DamagedProfile,
-    Datasheet,
     Detachment,
     Enhancement,
     Faction,
@@ -415,11 +416,10 @@ class _Datasheet:
             r.flag("datasheets", ds_id, "edition_differs",
                    f"the datasheet says {printed_edition!r}; the source is of edition {r.source.edition}", self.locator)
         abilities = sheet.get("abilities") if isinstance(sheet.get("abilities"), dict) else {}
-        starting = self.composition()
-        self.add(Datasheet(source_id=self.sid, locator=self.locator, datasheet_id=ds_id, name=name,
-                           faction_id=self.faction_id, edition=r.source.edition,
-                           game_mode=r.source.game_mode or "matched", starting_strength=starting,
-                           external_id=str(sheet["id"]) if sheet.get("id") else None))
+        rows, model_count = self.composition()
+        self.add(assemble_datasheet(PrintedDatasheet(
+            self.locator, name, self.faction_id, r.source.edition, r.source.game_mode or "matched",
+            external_id=str(sheet["id"]) if sheet.get("id") else None, model_count=model_count), self.sid, ds_id, rows))
         self.models(abilities)
         self.weapons()
         self.abilities(abilities)
@@ -433,10 +433,9 @@ class _Datasheet:
 
     # -- parts
 
-    def composition(self) -> int | None:
-        """The ``UnitComposition`` rows; returns the starting strength when every line is one
-        fixed count and there is no alternative, else None."""
-        line, total, fixed = 0, 0, True
+    def composition(self) -> tuple[list[UnitComposition], str | None]:
+        """The ``UnitComposition`` rows (``assemble_composition``: one per model group) and the
+        model count printed with a name (the 10th-edition form ``CANONESS ADALYA (1 MODEL)``)."""
         printed_lines = list(self.sheet.get("composition") or [])
         where = "composition"
         if not printed_lines:  # some Combat Patrol files print it in the loadout: ``■ Arkoth (1 model)``
@@ -446,29 +445,25 @@ class _Datasheet:
                 if text and read_loadout_line(text) is None and (_NAME_AND_COUNT.match(text) or model_groups(text)):
                     printed_lines.append(text)
             self.composition_in_loadout = len(printed_lines)
+        rows: list[UnitComposition] = []
+        counted_total: int | None = 0
         for i, printed in enumerate(printed_lines):
             text = _BULLET.sub("", plain_name(printed))
             if not text:
                 continue
             locator = f"{self.locator} {where}[{i}]" if where == "composition" else f"{self.locator} loadout"
-            groups = None if is_alternative(text) else model_groups(_NAME_KEYWORD_TAIL.sub("", text))
+            models = _NAME_KEYWORD_TAIL.sub("", text)
             counted = _NAME_AND_COUNT.match(text)
-            if not groups and counted:  # the 10th-edition form: ``CANONESS ADALYA (1 MODEL)``
-                groups = model_groups(f"{counted.group('n')} {counted.group('name')}")
-            if not groups:
-                line += 1
-                fixed = False
-                self.add(UnitComposition(source_id=self.sid, locator=locator, datasheet_id=self.ds_id, line=line,
-                                         model_name="", min_models=None, max_models=None, text=text))
-                continue
-            for group in groups:
-                line += 1
-                fixed = fixed and group.min_models == group.max_models
-                total += group.min_models
-                self.add(UnitComposition(source_id=self.sid, locator=locator, datasheet_id=self.ds_id, line=line,
-                                         model_name=group.model_name, min_models=group.min_models,
-                                         max_models=group.max_models, text=text))
-        return total if fixed and total else None
+            if counted and model_groups(models) is None:
+                models = f"{counted.group('n')} {counted.group('name')}"
+                counted_total = None if counted_total is None else counted_total + int(counted.group("n"))
+            else:
+                counted_total = None
+            assembled = assemble_composition(PrintedComposition(locator, text, models=models), self.sid, self.ds_id,
+                                             len(rows) + 1)
+            assembled.into(self.reader.collector, locator)
+            rows += [r for r in assembled.records if isinstance(r, UnitComposition)]
+        return rows, (str(counted_total) if counted_total else None)
 
     def models(self, abilities: Tree) -> None:
         invul = abilities.get("invul") if isinstance(abilities.get("invul"), dict) else {}
@@ -528,9 +523,7 @@ class _Datasheet:
             self.reader.collector.reject("abilities", locator, json.dumps(item, ensure_ascii=False)[:500],
                                          "an ability without a name")
             return
-        name, parameter = split_ability_parameter(printed) if kind == "core" else (printed, None)
-        self.add(Ability(source_id=self.sid, locator=locator, datasheet_id=self.ds_id, kind=kind,  # type: ignore[arg-type]
-                         name=name, parameter=parameter, text=text or None))
+        self.add(assemble_ability(PrintedAbility(locator, kind, printed, text or None), self.sid, self.ds_id))
 
     def abilities(self, abilities: Tree) -> None:
         for key, items in abilities.items():
