@@ -97,7 +97,8 @@ def test_battle_sisters_optional_flamer_is_one_model(db):
 
 
 def test_explain_cites_the_game_system_rules_and_says_which_wordings_are_missing(db):
-    out = wh40k("attack", "War Walkers", "--target", "MEQ", "--explain", "--format", "json", "--db", str(db))
+    out = wh40k("attack", "War Walkers", "--target", "MEQ", "--edition", "10", "--explain", "--format", "json",
+                "--db", str(db))
     assert out.returncode == 0, out.stderr
     steps = {e["rule_key"]: e for e in json.loads(out.stdout)["explain"]}
     assert steps["lethal-hits"]["source_id"] == "bsdata-10e-gamesystem"
@@ -147,7 +148,7 @@ def test_lines_naming_no_model_of_the_composition_are_said(db):
 
 
 def test_models_with_no_loadout_line_are_said(db):
-    out = attack(AttackRequest(attacker="Scourges with Shardcarbines", target="MEQ"), db)
+    out = attack(AttackRequest(attacker="Scourges with Shardcarbines", target="MEQ", edition=10), db)
     assert _fired(out) == {"Shardcarbine": 1}
     assert "Scourges with Shardcarbines: 4 of its 5 models have no loadout line, so fire nothing by default; " \
            "choose their weapons with --weapon" in out.notes
@@ -205,7 +206,7 @@ def test_karandras_fights_with_one_weapon(db):
 # A target unit of several model profiles is given the profile of the line with the most models.
 
 def test_howling_banshees_are_modelled_as_banshees_not_the_exarch_and_said_so(db):
-    out = attack(AttackRequest(attacker="Canoness", target="Howling Banshees"), db)
+    out = attack(AttackRequest(attacker="Canoness", target="Howling Banshees", edition=10), db)
     t = out.target
     assert (t.toughness, t.save, t.wounds, t.invulnerable_save) == (3, 4, 1, 5)
     assert t.model_profile == "HOWLING BANSHEE (T3 Sv4+ W1 inv5+)"
@@ -226,14 +227,14 @@ def test_ghazghkull_thraka_names_makari_as_ignored_in_json(db):
 
 
 def test_one_profile_units_name_no_model_profile(db):
-    out = attack(AttackRequest(attacker="Canoness", target="Wyches"), db)
+    out = attack(AttackRequest(attacker="Canoness", target="Wyches", edition=10), db)
     assert (out.target.model_profile, out.target.ignored_model_profiles) == (None, ())
 
 
 # An invulnerable save note that changes the save against melee attacks applies in the fight phase.
 
 def test_wyches_have_a_4_plus_invulnerable_save_in_melee(db):
-    out = attack(AttackRequest(attacker="Canoness", target="Wyches", phase="fight"), db)
+    out = attack(AttackRequest(attacker="Canoness", target="Wyches", phase="fight", edition=10), db)
     assert out.target.invulnerable_save == 4
     # hallowed chainsword: 5 attacks at 2+, S3 v T3 on 4+; AP-1 v Sv6+ none, so the 4+ invulnerable save
     assert out.result.wounds.mean == pytest.approx(float(Fraction(25, 12)), abs=1e-12)
@@ -243,7 +244,7 @@ def test_wyches_have_a_4_plus_invulnerable_save_in_melee(db):
 
 
 def test_wyches_keep_their_6_plus_invulnerable_save_against_shooting(db):
-    out = attack(AttackRequest(attacker="Canoness", target="Wyches"), db)
+    out = attack(AttackRequest(attacker="Canoness", target="Wyches", edition=10), db)
     assert out.target.invulnerable_save == 6
 
 
@@ -284,7 +285,7 @@ def test_a_target_s_feel_no_pain_against_psychic_attacks_applies_to_a_psychic_we
     # Attacks" (feel_no_pain row, scope psychic). Farseer's singing spear [PSYCHIC]: A1 BS2+ S9
     # AP0 D3, -1 to hit for Stealth -> 3+: 2/3; S9 v T4 wounds on 2+: 5/6; 4+ invulnerable save:
     # 1/2; 3 damage, each point ignored on a 2+: 3 x 1/6.
-    out = attack(AttackRequest(attacker="Farseer", weapons=["Singing spear"], target="Culexus Assassin"), db)
+    out = attack(AttackRequest(attacker="Farseer", weapons=["Singing spear"], target="Culexus Assassin", edition=10), db)
     assert out.result.unsaved.mean == pytest.approx(float(Fraction(5, 18)), abs=1e-12)
     assert out.result.damage.mean == pytest.approx(float(Fraction(5, 18) * 3 * Fraction(1, 6)), abs=1e-12)
     assert any("Feel No Pain 2+ against Psychic Attacks" in n for n in out.result.notes)
