@@ -312,7 +312,7 @@ def test_rule_missing_from_the_seed_database_names_the_fetch_only_sources_it_lac
         "this database lacks the fetch-only sources of edition 10 bsdata-10e-gamesystem, "
         "wahapedia-10e-page-termagants, wahapedia-10e-page-cadian-shock-troops, "
         "wahapedia-10e-page-intercessor-squad, wahapedia-10e-export, " + ", ".join(BSDATA_10E_CATALOGUES)
-        + ": `wh40k fetch` then `make build-db` bring them)")
+        + ", gdc-10e-combat-patrol: `wh40k fetch` then `make build-db` bring them)")
     assert "Source: wahapedia-10e-cp-sanctuary-guardians" in out.stdout
 
 
