@@ -30,7 +30,7 @@ FETCH_ONLY_SOURCES = [
     "bsdata-10e-gamesystem", "bsdata-11e-gamesystem", "wahapedia-10e-page-termagants",
     "wahapedia-10e-page-cadian-shock-troops", "wahapedia-10e-page-intercessor-squad",
     "wahapedia-10e-export", *BSDATA_10E_CATALOGUES, "gdc-11e-core-rules", "gdc-11e-combat-patrol-rules",
-    "gdc-11e-chapter-approved", "gdc-11e-event-companion", "gdc-11e-faqs",
+    "gdc-11e-chapter-approved", "gdc-11e-event-companion", "gdc-11e-faqs", "bsdata-11e-catalogues",
 ]
 
 

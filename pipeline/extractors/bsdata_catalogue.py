@@ -559,7 +559,8 @@ class _Unit:
     model_values: set[tuple] = field(default_factory=set)
     abilities: dict[tuple, Ability] = field(default_factory=dict)
     invulns: list[tuple[str, str, str]] = field(default_factory=list)  # (name, description, locator)
-    star_notes: list[str] = field(default_factory=list)  # texts of abilities named "*...": an InSv's "*" note
+    star_notes: list[str] = field(default_factory=list)
+    weapon_spellings: dict[str, str] = field(default_factory=dict)  # casefolded weapon name -> first printed  # texts of abilities named "*...": an InSv's "*" note
     collector: Collector = field(init=False)  # the shared rules; its records are the unit's
 
     def __post_init__(self) -> None:
@@ -851,6 +852,13 @@ class _Unit:
         missing = [c for c in (*WEAPON_CHARACTERISTICS, skill_name) if c not in chars]
         if missing:
             raise NormaliseError(f"weapon profile {printed!r} lacks the characteristic(s) {', '.join(missing)}")
+        # one weapon printed in two cases by two entries of the unit ("Heavy Flamer", "Heavy
+        # flamer"; 11th edition) is one weapon, under the spelling met first
+        first = self.weapon_spellings.setdefault(printed.casefold(), printed)
+        if first != printed:
+            self.flag(loc, "weapon_profiles", self.ds_id, "weapon_name_case_aligned",
+                      f"{printed!r} read as {first!r}, as another entry of the unit prints it")
+            printed = first
         line = PrintedWeapon(
             locator=loc, name=printed, range=chars["Range"], attacks=chars["A"], skill=chars[skill_name],
             strength=chars["S"], armour_penetration=chars["AP"], damage=chars["D"],

@@ -134,7 +134,7 @@ def test_boyz_fire_ten_sluggas_at_marines(db):
 
 
 def test_repentia_squad_melee_counts_four_sisters_repentia(db):
-    out = attack(AttackRequest(attacker="Repentia Squad", target="MEQ", phase="fight"), db)
+    out = attack(AttackRequest(attacker="10e/adepta-sororitas/repentia-squad", target="MEQ", phase="fight"), db)
     assert _fired(out)["Penitent eviscerator"] == 4
 
 
@@ -231,7 +231,8 @@ def test_one_profile_units_name_no_model_profile(db):
 # An invulnerable save note that changes the save against melee attacks applies in the fight phase.
 
 def test_wyches_have_a_4_plus_invulnerable_save_in_melee(db):
-    out = attack(AttackRequest(attacker="Canoness", target="Wyches", phase="fight"), db)
+    # the 10th-edition Canoness (the name also matches the 11th-edition one, whose melee weapon is the player's choice)
+    out = attack(AttackRequest(attacker="10e/adepta-sororitas/canoness", target="Wyches", phase="fight"), db)
     assert out.target.invulnerable_save == 4
     # hallowed chainsword: 5 attacks at 2+, S3 v T3 on 4+; AP-1 v Sv6+ none, so the 4+ invulnerable save
     assert out.result.wounds.mean == pytest.approx(float(Fraction(25, 12)), abs=1e-12)
@@ -247,7 +248,7 @@ def test_wyches_keep_their_6_plus_invulnerable_save_against_shooting(db):
 
 @pytest.mark.parametrize("phase, save", [("fight", 4), ("shooting", 5)])
 def test_howling_banshees_invulnerable_save_by_phase(db, phase, save):
-    out = attack(AttackRequest(attacker="Canoness", target="Howling Banshees", phase=phase), db)
+    out = attack(AttackRequest(attacker="10e/adepta-sororitas/canoness", target="Howling Banshees", phase=phase), db)
     assert out.target.invulnerable_save == save
 
 
