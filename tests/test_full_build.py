@@ -253,6 +253,7 @@ def test_conflicts_hold_disagreements_only(con):
         "SELECT source_id, count(*) FROM external_ids GROUP BY ALL ORDER BY 1"
     ).fetchall() == [
         ("bsdata-10e-catalogues", 465),
+        ("bsdata-11e-catalogues", 792),  # 11th edition: no other source of that edition yet
         ("wahapedia-10e-export", 1675),
         ("wahapedia-10e-page-cadian-shock-troops", 1),
         ("wahapedia-10e-page-intercessor-squad", 1),
@@ -291,11 +292,16 @@ def test_readme_agreement_of_the_tenth_edition_sources(con):
 
 
 def test_every_datasheet_has_a_model_count_and_one_source_per_composition(con):
-    assert con.execute(
-        "SELECT count(*) FROM data_gaps WHERE table_name = 'datasheets' AND field = 'starting_strength'").fetchone() == (0,)
+    # three 11th-edition catalogue units whose size the catalogue leaves open (a Skatros without a
+    # model entry, Wolf Guard Headtakers twice: their model groups have no minimum)
+    no_count = ["11e/adeptus-mechanicus/sydonian-skatros", "11e/space-marines/wolf-guard-headtakers",
+                "11e/space-marines/wolf-guard-headtakers--0f93-6850-8f14-a351"]
+    assert sorted(r[0] for r in con.execute(
+        "SELECT entity_key FROM data_gaps WHERE table_name = 'datasheets' AND field = 'starting_strength'").fetchall()
+    ) == no_count
     sheets = _rows(con.execute("SELECT * FROM datasheets"))
-    assert len(sheets) == 1712
-    assert [s["datasheet_id"] for s in sheets if model_count(con, s)[0] is None] == []
+    assert len(sheets) == 1712 + 792
+    assert sorted(s["datasheet_id"] for s in sheets if model_count(con, s)[0] is None) == no_count
     for table in ("unit_composition", "wargear_loadouts"):
         assert con.execute(
             f"SELECT datasheet_id FROM {table} GROUP BY 1 HAVING count(DISTINCT source_id) > 1").fetchall() == [], table
