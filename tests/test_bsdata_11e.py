@@ -127,7 +127,7 @@ def test_corpus_datasheets_with_model_profiles_per_catalogue(con):
         SELECT split_part(d.locator, ' selectionEntry', 1), count(*) FROM datasheets d
         WHERE d.source_id = 'bsdata-11e-catalogues' AND d.datasheet_id IN (SELECT datasheet_id FROM model_profiles)
         GROUP BY 1"""))
-    assert len(rows) == 30 and sum(rows.values()) == 792
+    assert len(rows) == 30 and sum(rows.values()) == 815
     assert rows["Imperium - Adepta Sororitas.json"] == 41
     assert rows["Chaos - Chaos Daemons Library.json"] == 71
     assert rows["T'au Empire.json"] == 66
@@ -159,6 +159,10 @@ def test_corpus_points_and_brackets(con):
         ("5 models (4th+ unit)", 110, 5, 4), ("10 models (4th+ unit)", 200, 10, 4)]
     assert q(con, "SELECT description, cost_points FROM unit_costs WHERE datasheet_id = '11e/chaos-daemons/bloodthirster' "
                   "ORDER BY line") == [("1 model", 320), ("1 model (3rd+ unit)", 335)]
+    # World Eaters' copy of the unit is a datasheet of its own, with its own points
+    assert q(con, "SELECT d.datasheet_id, f.flag FROM datasheets d JOIN data_flags f ON f.entity_key = d.datasheet_id "
+                  "WHERE d.datasheet_id LIKE '11e/chaos-daemons/bloodthirster--%'") == [
+        ("11e/chaos-daemons/bloodthirster--4ad2-bd20-6dfe-776b", "repeated_datasheet_name")]
     assert q(con, "SELECT count(*) FROM unit_costs WHERE source_id = 'bsdata-11e-catalogues' AND cost_points <= 0") == [(0,)]
 
 

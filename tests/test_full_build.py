@@ -253,7 +253,7 @@ def test_conflicts_hold_disagreements_only(con):
         "SELECT source_id, count(*) FROM external_ids GROUP BY ALL ORDER BY 1"
     ).fetchall() == [
         ("bsdata-10e-catalogues", 465),
-        ("bsdata-11e-catalogues", 792),  # 11th edition: no other source of that edition yet
+        ("bsdata-11e-catalogues", 815),  # 11th edition: no other source of that edition yet
         ("wahapedia-10e-export", 1675),
         ("wahapedia-10e-page-cadian-shock-troops", 1),
         ("wahapedia-10e-page-intercessor-squad", 1),
@@ -300,7 +300,7 @@ def test_every_datasheet_has_a_model_count_and_one_source_per_composition(con):
         "SELECT entity_key FROM data_gaps WHERE table_name = 'datasheets' AND field = 'starting_strength'").fetchall()
     ) == no_count
     sheets = _rows(con.execute("SELECT * FROM datasheets"))
-    assert len(sheets) == 1712 + 792
+    assert len(sheets) == 1712 + 815
     assert sorted(s["datasheet_id"] for s in sheets if model_count(con, s)[0] is None) == no_count
     for table in ("unit_composition", "wargear_loadouts"):
         assert con.execute(

@@ -468,10 +468,13 @@ def walk_catalogues(docs: list[Document], unit_hook: UnitHook | None = None) -> 
     result = ParseResult()
     index = _index(docs)
     factions = game_system_factions(docs)
+    # datasheet ids across all the files: a unit copied into a second catalogue (the 11th
+    # edition's god-specific catalogues copy Chaos Daemons units) is a datasheet of its own
+    # (``repeated_datasheet_name``), never rows added to the first one's
+    taken: dict[str, str] = {}
     for doc in docs:
         if not doc.emit or doc.is_game_system:
             continue
-        taken: dict[str, str] = {}
         for entry in [*_list(doc.root, "selectionEntries"), *_list(doc.root, "sharedSelectionEntries")]:
             kind = entry.get("type")
             if kind not in ("unit", "model"):

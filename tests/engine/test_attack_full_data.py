@@ -118,7 +118,7 @@ def test_explain_cites_the_game_system_rules_and_says_which_wordings_are_missing
     ("10e/chaos-daemons/pink-horrors", {"Coruscating Pink Flames": 10}),  # not 30
     ("Repentia Squad", {"Bolt pistol": 1}),  # the Superior; 4 Sisters Repentia have no ranged weapon
     ("10e/astra-militarum/death-korps-grenadier-squad", {"Hot-shot lasgun": 9, "Sergeant’s pistol": 1}),
-    ("Sisters Novitiate Squad", {"Autogun": 9, "Boltgun": 1}),
+    ("10e/adepta-sororitas/sisters-novitiate-squad", {"Autogun": 9, "Boltgun": 1}),
     ("Exaction Squad", {"Arbites combat shotgun": 10}),  # "Every Proctor-Exactant and Exaction Vigilant"
     ("10e/space-marines/fortis-kill-team", {"Deathwatch bolt rifle": 10}),
 ])
