@@ -31,7 +31,7 @@ FETCH_ONLY_SOURCES = [
     "wahapedia-10e-page-cadian-shock-troops", "wahapedia-10e-page-intercessor-squad",
     "wahapedia-10e-export", *BSDATA_10E_CATALOGUES, "gdc-11e-core-rules", "gdc-11e-combat-patrol-rules",
     "gdc-11e-chapter-approved", "gdc-11e-event-companion", "gdc-11e-faqs", "gdc-11e", "gdc-11e-combat-patrol",
-    "gdc-10e-combat-patrol",
+    "gdc-10e-combat-patrol", "bsdata-11e-catalogues",
 ]
 
 

@@ -74,7 +74,7 @@ def test_an_absolute_or_climbing_path_is_refused_by_the_build(tmp_path, file, re
     with pytest.raises(ManifestError) as err:
         build(raw, tmp_path / "wh40k.duckdb")
     assert str(err.value) == (
-        f"{raw / MANIFEST_NAME}: [[source]] entry 19 (extra): file {file!r} is not a path inside the raw "
+        f"{raw / MANIFEST_NAME}: [[source]] entry 20 (extra): file {file!r} is not a path inside the raw "
         f"folder {raw} ({reason}); give a path relative to {raw}, without '..'"
     )
     assert not (tmp_path / "wh40k.duckdb").exists()
@@ -87,7 +87,7 @@ def test_a_symbolic_link_out_of_the_raw_folder_is_refused_by_build_and_fetch_ali
     (raw / "link.txt").symlink_to(secret)
     add_entry(raw, "link.txt", extra='url = "http://127.0.0.1:9/link.txt"\n')
     expected = (
-        f"{raw / MANIFEST_NAME}: [[source]] entry 19 (extra): file 'link.txt' leads through a symbolic link "
+        f"{raw / MANIFEST_NAME}: [[source]] entry 20 (extra): file 'link.txt' leads through a symbolic link "
         f"to {secret}, outside the raw folder {raw}; put the file itself into the raw folder instead of a link"
     )
     out = wh40k("build", "-q", "--raw", str(raw), "--db", str(tmp_path / "wh40k.duckdb"))
@@ -156,7 +156,7 @@ def test_the_fetch_keys_are_read_and_checked_with_the_manifest(tmp_path):
     add_entry(bad, "x.txt", extra="max_bytes = -1\n")
     with pytest.raises(ManifestError) as err:
         read_manifest(bad)
-    assert str(err.value) == (f"{bad / MANIFEST_NAME}: [[source]] entry 19 (extra): max_bytes must be a whole "
+    assert str(err.value) == (f"{bad / MANIFEST_NAME}: [[source]] entry 20 (extra): max_bytes must be a whole "
                               "number of bytes above 0, e.g. max_bytes = 500_000_000")
 
 

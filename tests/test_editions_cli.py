@@ -57,7 +57,10 @@ def test_the_latest_edition_is_that_of_the_datasheets(db, seeds_db):
 
 def test_units_lists_the_latest_edition_by_default(db, capsys):
     rows = cli_json(capsys, "units", "--db", str(db))
-    assert [(r["name"], r["edition"]) for r in rows] == [("Battle Sisters Squad", 11), ("Canoness", 11)]
+    # with the units of the 11th-edition BattleScribe set of the inputs (bsdata_cat_set_json_11e)
+    assert [(r["name"], r["edition"]) for r in rows] == [
+        ("Battle Sisters Squad", 11), ("Canoness", 11), ("Penitent Walker", 11), ("Sister Squad", 11),
+        ("Test Canoness", 11), ("Test Thurga", 11)]
     tenth = cli_json(capsys, "units", "--db", str(db), "--edition", "10")
     assert sorted(r["name"] for r in tenth) == [
         "Battle Sisters Squad", "Canoness", "Captain in Phobos Armour", "Exorcist", "Ministorum Priest",
@@ -78,7 +81,7 @@ def test_an_edition_the_database_lacks_is_a_one_line_error(db, capsys):
 
 def test_weapons_of_one_edition(db, capsys):
     eleventh = cli_json(capsys, "weapons", "--db", str(db), "--name", "heavy flamer")
-    assert [(r["datasheet"], r["S"]) for r in eleventh] == [("Battle Sisters Squad", 7)]
+    assert [(r["datasheet"], r["S"]) for r in eleventh] == [("Sister Squad", 5), ("Battle Sisters Squad", 7)]
     tenth = cli_json(capsys, "weapons", "--db", str(db), "--name", "heavy flamer", "--edition", "10")
     assert [(r["datasheet"], r["S"]) for r in tenth] == [("Battle Sisters Squad", 6)]
     status, out, err = cli(capsys, "weapons", "--db", str(db), "--name", "condemnor", "--format", "json")

@@ -256,6 +256,7 @@ def test_conflicts_hold_disagreements_only(con):
         "SELECT source_id, count(*) FROM external_ids GROUP BY ALL ORDER BY 1"
     ).fetchall() == [
         ("bsdata-10e-catalogues", 465),
+        ("bsdata-11e-catalogues", 815),
         ("gdc-10e-combat-patrol", 293),
         ("gdc-11e", 899),
         ("gdc-11e-combat-patrol", 95),
@@ -287,25 +288,31 @@ def test_readme_agreement_of_the_tenth_edition_sources(con):
     pairs = {(p["source_id_a"], p["source_id_b"]): (p["datasheets"], p["fields_compared"], p["agreed"],
                                                     p["disagreed"], p["only_a"], p["only_b"])
              for p in agreement_by_pair(con, 10)}
-    assert pairs[("wahapedia-10e-export", "bsdata-10e-catalogues")] == (429, 30062, 29767, 295, 781, 8)
+    assert pairs[("wahapedia-10e-export", "bsdata-10e-catalogues")] == (429, 30081, 29767, 314, 785, 8)  # 19 of them: invulnerable_save_note wordings
     assert pairs[("wahapedia-10e-page-cadian-shock-troops", "bsdata-10e-catalogues")] == (1, 125, 124, 1, 2, 0)
     assert pairs[("wahapedia-10e-page-intercessor-squad", "wahapedia-10e-export")] == (1, 183, 183, 0, 0, 76)
     assert len(pairs) == 8
     # every disagreement counted is a conflicts row, and the other way round
     assert con.execute("SELECT (SELECT sum(disagreed) FROM source_agreement), (SELECT count(*) FROM conflicts)"
-                       ).fetchone() == (296, 296)
+                       ).fetchone() == (315, 315)
 
 
 def test_every_datasheet_has_a_model_count_and_one_source_per_composition(con):
-    # two Game Datacards Combat Patrol units print no composition and no count (the loadout names
-    # the models only: "Captain Kevarax", "The Dire Avenger Exarch is equipped with ..."): gaps
-    no_count = ["cp-kygharils-protectors/dire-avengers", "cp-shadow-claw-kevarax/captain-kevarax"]
-    assert con.execute(
-        "SELECT entity_key FROM data_gaps WHERE table_name = 'datasheets' AND field = 'starting_strength' "
-        "ORDER BY 1").fetchall() == [(d,) for d in no_count]
+    # units that print no model count and that no other source fills: two Game Datacards Combat
+    # Patrol units (the loadout names the models only: "Captain Kevarax", "The Dire Avenger Exarch is
+    # equipped with ...") and the second Wolf Guard Headtakers entry of the 11th-edition catalogues
+    # (its model groups have no minimum; the first one and the Sydonian Skatros take their size
+    # from Game Datacards, the same datasheet)
+    no_count = ["11e/space-marines/wolf-guard-headtakers--0f93-6850-8f14-a351",
+                "cp-kygharils-protectors/dire-avengers", "cp-shadow-claw-kevarax/captain-kevarax"]
+    assert sorted(r[0] for r in con.execute(
+        "SELECT entity_key FROM data_gaps WHERE table_name = 'datasheets' AND field = 'starting_strength'").fetchall()
+    ) == no_count
     sheets = _rows(con.execute("SELECT * FROM datasheets"))
-    assert len(sheets) == 1712 + 899 + 95 + 293 - 4  # the seed's four merge with Game Datacards'
-    assert [s["datasheet_id"] for s in sheets if model_count(con, s)[0] is None] == no_count
+    # the seed's four merge with Game Datacards'; 586 of the 815 datasheets of the 11th-edition
+    # catalogues are the same datasheet as a Game Datacards one (one datasheet each)
+    assert len(sheets) == 1712 + 899 + 95 + 293 - 4 + 815 - 586
+    assert sorted(s["datasheet_id"] for s in sheets if model_count(con, s)[0] is None) == sorted(no_count)
     for table in ("unit_composition", "wargear_loadouts"):
         assert con.execute(
             f"SELECT datasheet_id FROM {table} GROUP BY 1 HAVING count(DISTINCT source_id) > 1").fetchall() == [], table

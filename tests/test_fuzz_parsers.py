@@ -77,6 +77,9 @@ SEEDS: dict[str, str | dict[str, str]] = {
     "bsdata-cat-xml": CATALOGUE,
     "bsdata-cat-json": json.dumps(read_xml(CATALOGUE), indent=1),
     "bsdata-cat-set-xml": {"Test.cat": CATALOGUE, "Warhammer 40,000.gst": GST_XML},
+    # the golden input's three files: a faction, its library and the game system (11th edition)
+    "bsdata-cat-set-json": {p.name: p.read_text(encoding="utf-8")
+                            for p in sorted((GOLDEN / "inputs" / "bsdata_cat_set_json_11e").glob("*.json"))},
     "wahapedia-html": _snippet("", _RIGHT),
     "wahapedia-csv": EXPORT,
     "gdc-core-rules": (GOLDEN / "inputs" / "gdc_core_rules_11e.json").read_text(encoding="utf-8"),

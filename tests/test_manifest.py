@@ -15,7 +15,7 @@ from tests.conftest import RAW
 from tests.test_build_and_cli import wh40k
 
 KNOWN_FORMATS = (
-    "battlescribe-rule-descriptions, bsdata-cat-json, bsdata-cat-set-xml, bsdata-cat-xml, bsdata-gst-json, bsdata-gst-xml, gdc-core-rules, gdc-faqs, gdc-json, gdc-json-folder, wahapedia-csv, wahapedia-html, "
+    "battlescribe-rule-descriptions, bsdata-cat-json, bsdata-cat-set-json, bsdata-cat-set-xml, bsdata-cat-xml, bsdata-gst-json, bsdata-gst-xml, gdc-core-rules, gdc-faqs, gdc-json, gdc-json-folder, wahapedia-csv, wahapedia-html, "
     "wahapedia-rules-11e, wahapedia-text-10e"
 )
 
@@ -45,7 +45,7 @@ def test_the_committed_manifest_reads():
         "wahapedia-text-10e", "wahapedia-rules-11e", "battlescribe-rule-descriptions", "bsdata-gst-xml",
         "bsdata-gst-json", "wahapedia-html", "wahapedia-html", "wahapedia-html", "wahapedia-csv",
         "bsdata-cat-set-xml", "gdc-core-rules", "gdc-core-rules", "gdc-core-rules", "gdc-core-rules", "gdc-faqs",
-        "gdc-json-folder", "gdc-json-folder", "gdc-json-folder",
+        "gdc-json-folder", "gdc-json-folder", "gdc-json-folder", "bsdata-cat-set-json",
     ]
 
 

@@ -71,7 +71,7 @@ def test_the_database_counts_match_its_conflicts(db):
         checks = con.execute("SELECT count(*) FROM source_agreement "
                              "WHERE rows < compared + only_a + only_b OR compared <> agreed + disagreed").fetchone()
     assert mismatched == []
-    assert total == (5, 5)
+    assert total == (6, 6)
     assert checks == (0,)
 
 
@@ -85,7 +85,8 @@ def test_agreement_per_pair_of_the_small_database(db):
         assert (p["datasheets"], p["disagreed"]) == (2, 4)
         assert p["agreed"] + p["disagreed"] == p["fields_compared"]
         q = pairs[(11, "wahapedia_csv_export_11e", "bsdata_cat_json_11e")]
-        assert (q["datasheets"], q["disagreed"]) == (1, 1)  # the Canoness: W 5 against 4
+        # the Canoness: W 5 against 4, and the wording of its invulnerable save's note
+        assert (q["datasheets"], q["disagreed"]) == (1, 2)
         assert len(tenth) == 2 and set(agreement_by_pair(con, 11).columns) == set(p)
         assert [(r["source_id_a"], r["source_id_b"]) for r in agreement_by_pair(con, 11)] == [
             ("wahapedia_csv_export_11e", "bsdata_cat_json_11e")]
@@ -97,10 +98,11 @@ def test_sources_agree_json(db, capsys):
     data = json.loads(out)
     (pair,) = data["pairs"]
     assert (pair["source_id_a"], pair["source_id_b"], pair["datasheets"], pair["disagreed"]) == (
-        "wahapedia_csv_export_11e", "bsdata_cat_json_11e", 1, 1)
+        "wahapedia_csv_export_11e", "bsdata_cat_json_11e", 1, 2)  # W, and the invulnerable save note
     wounds = next(f for f in data["fields"] if (f["table_name"], f["field"]) == ("model_profiles", "wounds"))
     assert (wounds["compared"], wounds["agreed"], wounds["disagreed"], wounds["agreed_percent"]) == (1, 0, 1, 0.0)
-    assert data["fields"][0] == wounds  # the most disagreeing first
+    # the most disagreeing first: the two fields of one disagreement each, by name
+    assert [f["field"] for f in data["fields"][:2]] == ["invulnerable_save_note", "wounds"]
     assert pair["agreed_percent"] == round(100 * pair["agreed"] / pair["fields_compared"], 2)
 
 

@@ -10,7 +10,8 @@ The one reading of a model line (``PrintedModel``):
 - the invulnerable save: ``read_invulnerable`` (its ``*`` note gives its scope, and is kept as
   printed in ``invulnerable_save_note``);
 - a characteristic the source does not print is None with a ``data_gaps`` row
-  (``not printed by the source``); one that cannot be read is None with a ``data_gaps`` row naming
+  (``not printed by the source``), as is one printed as an empty cell (``printed as an empty
+  cell``: BattleScribe's Aestred Thurga has an empty Sv); one that cannot be read is None with a ``data_gaps`` row naming
   the printed value and why. The line itself is kept: its other values are good.
 """
 
@@ -85,7 +86,7 @@ def read_invulnerable(value: str | None, note: str | None = None) -> Invulnerabl
 
 def _none_or(text: str, read) -> int | None:
     t = clean_line(text)
-    return None if t in ("", "-") else read(t)
+    return None if t == "-" else read(t)
 
 
 _READERS = {
@@ -142,6 +143,10 @@ def assemble_model(
             gaps.append((field_name, "not printed by the source"))
             continue
         text = clean_line(text)
+        if not text:
+            values[field_name] = None
+            gaps.append((field_name, "printed as an empty cell"))
+            continue
         if field_name == "move" and _MOVE_PLUS_AFTER.fullmatch(text):
             moved = _MOVE_PLUS_AFTER.sub(r'\1+"', text)
             notes.append(Note("model_profiles", entity, "move_plus_after_inches",

@@ -131,6 +131,7 @@ EXTRACTORS: dict[str, tuple[str, str]] = {
     "bsdata-cat-xml": ("bsdata_catalogue", "parse_cat_xml"),
     "bsdata-cat-json": ("bsdata_catalogue", "parse_cat_json"),
     "bsdata-cat-set-xml": ("bsdata_catalogue", "parse_cat_set_xml"),
+    "bsdata-cat-set-json": ("bsdata_json", "parse_cat_set_json"),
     "wahapedia-html": ("wahapedia_html", "parse"),
     "wahapedia-csv": ("wahapedia_csv", "parse_export"),
     "gdc-core-rules": ("gdc_rules", "parse_core"),
@@ -147,6 +148,7 @@ FOLDER_FILES: dict[str, tuple[str, ...]] = {
     "wahapedia-csv": (".csv",),
     "bsdata-cat-set-xml": (".cat", ".gst"),
     "gdc-json-folder": (".json",),
+    "bsdata-cat-set-json": (".json",),
 }
 
 

@@ -46,7 +46,8 @@ What is read of a unit, walking its entries, groups and links (each shared targe
   conditional one (``While this model is leading a unit ...``) is not put on the model profile
   (flag ``invulnerable_save_conditional``). It applies to every model profile of the unit (or
   the one it names) that prints none: an 11th-edition ``Unit`` profile prints its own (``InSv``:
-  ``4+``; ``5+ (Ranged)``, the bracket its note; ``4+*``, the ability's text its note), read with
+  ``4+``; ``5+ (Ranged)``, the bracket its note; ``4+*``, the ability's text its note, or the
+  text of the unit's ability named with the star, ``*Invulnerable Save``), read with
   the line by the shared assembly as every source's.
 - keywords: the unit entry's category links, through ``bsdata_categories.classify_categories``
   (case P28; the game system's faction list when the game system is among the files).
@@ -96,7 +97,7 @@ import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from lxml import etree
 from pydantic import ValidationError
@@ -157,6 +158,23 @@ FACTION_IDS: dict[str, str] = {
     "Legiones Daemonica": "chaos-daemons",
     "Drukhari": "drukhari",
     "Aeldari": "aeldari",
+    # 11th edition: the Chaos Daemons' legions and the Space Marine chapters are factions of
+    # their own in BSData; Wahapedia files their datasheets under the parent faction
+    "Blood Legions": "chaos-daemons",
+    "Plague Legions": "chaos-daemons",
+    "Legions of Excess": "chaos-daemons",
+    "Scintillating Legions": "chaos-daemons",
+    "Black Templars": "space-marines",
+    "Blood Angels": "space-marines",
+    "Dark Angels": "space-marines",
+    "Deathwatch": "space-marines",
+    "Imperial Fists": "space-marines",
+    "Iron Hands": "space-marines",
+    "Raven Guard": "space-marines",
+    "Salamanders": "space-marines",
+    "Space Wolves": "space-marines",
+    "Ultramarines": "space-marines",
+    "White Scars": "space-marines",
 }
 
 #: Profile type names and what they give.
@@ -417,19 +435,46 @@ def parse_catalogue_set(files: Mapping[str, str], sources: Mapping[str, Source],
     return walk_catalogues(docs)
 
 
-def walk_catalogues(docs: list[Document]) -> ParseResult:
+@dataclass(frozen=True)
+class UnitWalk:
+    """What the walker read of one unit, handed to a ``unit_hook`` of ``walk_catalogues``: its
+    datasheet id and faction, its entry and document, the id index of every file, its default
+    roster (``bsdata_roster``), the abilities it was given, and its collector (for flags and
+    gaps)."""
+
+    datasheet_id: str
+    faction_id: str
+    name: str
+    entry: Tree
+    doc: Document
+    index: Mapping[str, "_Target"]
+    roster: Roster
+    abilities: tuple[Ability, ...]
+    collector: Collector
+
+
+#: A reader of more of a unit (the 11th-edition points and leader lists, ``bsdata_json``):
+#: returns records of the unit's datasheet.
+UnitHook = Callable[[UnitWalk], list[Record]]
+
+
+def walk_catalogues(docs: list[Document], unit_hook: UnitHook | None = None) -> ParseResult:
     """The tree walker: datasheets of every unit defined in the documents marked ``emit``.
 
     Links resolve against all the documents. Returns records, rejects and counters
-    (module docstring).
+    (module docstring). ``unit_hook``, when given, is called once per unit after its walk and
+    its records join the unit's.
     """
     result = ParseResult()
     index = _index(docs)
     factions = game_system_factions(docs)
+    # datasheet ids across all the files: a unit copied into a second catalogue (the 11th
+    # edition's god-specific catalogues copy Chaos Daemons units) is a datasheet of its own
+    # (``repeated_datasheet_name``), never rows added to the first one's
+    taken: dict[str, str] = {}
     for doc in docs:
         if not doc.emit or doc.is_game_system:
             continue
-        taken: dict[str, str] = {}
         for entry in [*_list(doc.root, "selectionEntries"), *_list(doc.root, "sharedSelectionEntries")]:
             kind = entry.get("type")
             if kind not in ("unit", "model"):
@@ -442,7 +487,7 @@ def walk_catalogues(docs: list[Document]) -> ParseResult:
                 else:
                     result.boilerplate["bsdata: top-level model entries without a Faction category (shared models)"] += 1
                 continue
-            _Unit(doc, entry, index, factions, result, taken).run()
+            _Unit(doc, entry, index, factions, result, taken, unit_hook).run()
     return result
 
 
@@ -510,12 +555,15 @@ class _Unit:
     factions: frozenset[str]
     result: ParseResult
     taken: dict[str, str]
+    hook: UnitHook | None = None
     records: list[Record] = field(default_factory=list)
     visited: set[str] = field(default_factory=set)
     models: list[PrintedModel] = field(default_factory=list)  # the Unit profiles, as printed
     model_values: set[tuple] = field(default_factory=set)
     abilities: dict[tuple, Ability] = field(default_factory=dict)
     invulns: list[tuple[str, str, str]] = field(default_factory=list)  # (name, description, locator)
+    star_notes: list[str] = field(default_factory=list)
+    weapon_spellings: dict[str, str] = field(default_factory=dict)  # casefolded weapon name -> first printed  # texts of abilities named "*...": an InSv's "*" note
     collector: Collector = field(init=False)  # the shared rules; its records are the unit's
 
     def __post_init__(self) -> None:
@@ -573,7 +621,11 @@ class _Unit:
         if not self.models:
             self.gap(locator, "model_profiles", ds_id, "characteristics",
                      "no 'Unit' profile reachable from this unit in the files read")
-        composition = self.composition_and_loadout()
+        composition, roster = self.composition_and_loadout()
+        if self.hook is not None:
+            self.records.extend(self.hook(UnitWalk(
+                ds_id, faction_id, name, entry, doc, self.index, roster,
+                tuple(self.abilities.values()), self.collector)))
         printed = PrintedDatasheet(locator, name, faction_id, edition, doc.source.game_mode, external_id=str(entry.get("id")))
         datasheet = assemble_datasheet(printed, self.sid, ds_id, composition)
         keywords = [Keyword(source_id=self.sid, locator=locator, datasheet_id=ds_id, keyword=k, is_faction_keyword=True)
@@ -586,9 +638,9 @@ class _Unit:
         self.result.rejects.extend(self.collector.rejects)
         self.result.duplicates.update(self.collector.duplicates)
 
-    def composition_and_loadout(self) -> list[Record]:
+    def composition_and_loadout(self) -> tuple[list[Record], Roster]:
         """The unit's ``UnitComposition`` and ``WargearLoadout`` rows from its default roster
-        (``bsdata_roster``, module docstring); returns the ``UnitComposition`` rows."""
+        (``bsdata_roster``, module docstring); returns the ``UnitComposition`` rows and the roster."""
         roster = unit_roster(self.entry, self.doc, self.index, _model_name, _not_unit_wargear)
         composition: list[Record] = []
         for line, model in enumerate(roster.lines, start=1):
@@ -605,7 +657,7 @@ class _Unit:
                 source_id=self.sid, locator=_loc(self.doc, self.entry), datasheet_id=self.ds_id, line=line,
                 models=models, model_count=count, equipment=equipment,
                 text=f"{models} {verb} equipped with: {equipment}."))
-        return composition
+        return composition, roster
 
     # -- walking
 
@@ -735,6 +787,8 @@ class _Unit:
                 text = plain_rule_text(chars.get("Description", ""))
                 if INVULNERABLE_NAME.match(name) and not walk.wargear:
                     self.invulns.append((name, text, loc))
+                elif name.startswith("*") and not walk.wargear and text:
+                    self.star_notes.append(text)
                 self.add_ability(PrintedAbility(loc, "wargear" if walk.wargear else "datasheet", name, text))
             else:
                 values = {k: v for k, v in chars.items() if v}
@@ -779,6 +833,9 @@ class _Unit:
             value, note = bracketed.group("value"), bracketed.group("note")
         elif value.endswith("*") and ability is not None:
             note = ability[2] or None
+        elif value.endswith("*") and self.star_notes:
+            # 11th edition: the note is an ability of its own named with the star ("*Invulnerable Save")
+            note = self.star_notes[0]
         elif not value and ability is not None:
             # the ability's save, read as if the line printed it with the ability's text as its note
             value, note = f"{ability[0]}+" + ("*" if ability[2] else ""), ability[2]
@@ -798,6 +855,13 @@ class _Unit:
         missing = [c for c in (*WEAPON_CHARACTERISTICS, skill_name) if c not in chars]
         if missing:
             raise NormaliseError(f"weapon profile {printed!r} lacks the characteristic(s) {', '.join(missing)}")
+        # one weapon printed in two cases by two entries of the unit ("Heavy Flamer", "Heavy
+        # flamer"; 11th edition) is one weapon, under the spelling met first
+        first = self.weapon_spellings.setdefault(printed.casefold(), printed)
+        if first != printed:
+            self.flag(loc, "weapon_profiles", self.ds_id, "weapon_name_case_aligned",
+                      f"{printed!r} read as {first!r}, as another entry of the unit prints it")
+            printed = first
         line = PrintedWeapon(
             locator=loc, name=printed, range=chars["Range"], attacks=chars["A"], skill=chars[skill_name],
             strength=chars["S"], armour_penetration=chars["AP"], damage=chars["D"],
