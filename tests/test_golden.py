@@ -21,6 +21,8 @@ import pytest
 from pipeline.extract import read_snapshot
 from pipeline.manifest import MANIFEST_NAME, read_manifest
 from pipeline.extractors import ParseResult, get_extractor
+from pipeline.extractors.wahapedia_csv import TABLES, accounting, check_accounting
+from schemas.records import Source
 from tests.conftest import GOLDEN, assert_golden, records_as_json
 
 INPUTS = GOLDEN / "inputs"
@@ -44,13 +46,31 @@ def result_as_json(result: ParseResult) -> dict:
     }
 
 
-@pytest.mark.parametrize("source", SOURCES, ids=lambda s: s.source_id)
-def test_golden(source):
+def parsed(source: Source) -> ParseResult:
+    """An input read as the build reads a raw file and parsed by its format's extractor."""
     snapshot = read_snapshot(INPUTS, source)
     content = snapshot.files if snapshot.files is not None else snapshot.text
-    result = get_extractor(source.format)(content, source)  # type: ignore[arg-type]
+    return get_extractor(source.format)(content, source)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=lambda s: s.source_id)
+def test_golden(source):
+    result = parsed(source)
     assert result.records, "an input that gives no records pins nothing"
     assert_golden(source.source_id, result_as_json(result))
+
+
+EXPORTS = [s for s in SOURCES if s.format == "wahapedia-csv"]
+
+
+@pytest.mark.parametrize("source", EXPORTS, ids=lambda s: s.source_id)
+def test_every_row_of_an_export_is_loaded_counted_or_rejected(source):
+    rows = accounting(parsed(source), source.source_id)
+    check_accounting(rows)  # per table: input rows = loaded + duplicates + rejected
+    # the input rows counted from the files themselves: every line but the header
+    folder = INPUTS / source.file
+    lines = {t: len((folder / f"{t}.csv").read_bytes().decode("utf-8").splitlines()) - 1 for t in TABLES}
+    assert {a.table_name: a.input_rows for a in rows} == lines
 
 
 def test_every_input_is_listed_and_small():
