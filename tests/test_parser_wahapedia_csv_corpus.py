@@ -3,8 +3,9 @@
 - wahapedia-10e: the full 10th-edition export (20 tables, 2025-11-14), exact counts.
 - wahapedia-11e: the ListBrewer 11th-edition excerpts, restored from their comma re-save in the
   set-up here (``restore_listbrewer_resave``), never by the parser itself.
-- A golden file of a cut-down export (four Adepta Sororitas datasheets and one detachment, every
-  table filtered to the rows they need), built here from the 10th-edition files.
+
+The golden files of this format are of made-up exports (``tests/golden/inputs/wahapedia_csv_*``,
+``tests/test_golden.py``), so they run without the corpus.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from schemas.records import (
     WeaponAbility,
     WeaponProfile,
 )
-from tests.conftest import CORPUS, assert_golden, records_as_json
+from tests.conftest import CORPUS
 
 W10 = CORPUS / "wahapedia-10e"
 W11 = CORPUS / "wahapedia-11e"
@@ -632,106 +633,6 @@ def test_11e_models_and_wargear(export11_joined):
     ]
     cleave = [a for a in of(result, WeaponAbility) if a.name == "CLEAVE"]
     assert cleave and all(a.value is not None for a in cleave)
-
-
-# ---- golden: a cut-down export ------------------------------------------------------------------
-
-GOLDEN_DATASHEETS = {
-    "000000903",
-    "000000899",
-    "000000898",
-    "000000912",
-}  # BSS, Canoness, Celestine, Exorcist
-GOLDEN_DETACHMENT = "Hallowed Martyrs"
-
-
-def cut_down(files: dict[str, str]) -> dict[str, str]:
-    """Every table of the export filtered to what four Adepta Sororitas datasheets need."""
-
-    def rows(name: str) -> tuple[str, list[str]]:
-        lines = files[name].lstrip("\ufeff").split("\r\n")
-        return lines[0], [line for line in lines[1:] if line]
-
-    def keep(name: str, predicate) -> str:
-        header, body = rows(name)
-        columns = header.split("|")
-        kept = [line for line in body if predicate(dict(zip(columns, line.split("|"))))]
-        return "\ufeff" + "\r\n".join([header, *kept]) + "\r\n"
-
-    ds = GOLDEN_DATASHEETS
-    out = {
-        "Last_update": files["Last_update"],
-        "Factions": keep("Factions", lambda r: r["id"] == "AS"),
-        "Datasheets": keep("Datasheets", lambda r: r["id"] in ds),
-    }
-    header, body = rows("Datasheets")
-    sources = {
-        dict(zip(header.split("|"), line.split("|")))["source_id"]
-        for line in body
-        if line.split("|")[0] in ds
-    }
-    out["Source"] = keep("Source", lambda r: r["id"] in sources)
-    for name in (
-        "Datasheets_abilities",
-        "Datasheets_keywords",
-        "Datasheets_models",
-        "Datasheets_models_cost",
-        "Datasheets_options",
-        "Datasheets_unit_composition",
-        "Datasheets_wargear",
-    ):
-        out[name] = keep(name, lambda r: r["datasheet_id"] in ds)
-    out["Datasheets_leader"] = keep(
-        "Datasheets_leader", lambda r: r["leader_id"] in ds and r["attached_id"] in ds
-    )
-    header, body = rows("Datasheets_abilities")
-    ability_ids = {line.split("|")[2] for line in body if line.split("|")[0] in ds}
-    out["Abilities"] = keep(
-        "Abilities", lambda r: r["id"] in ability_ids and r["faction_id"] in ("", "AS")
-    )
-    out["Detachments"] = keep(
-        "Detachments", lambda r: r["faction_id"] == "AS" and r["name"] == GOLDEN_DETACHMENT
-    )
-    in_detachment = (
-        lambda r: r["faction_id"] == "AS" and r["detachment"] == GOLDEN_DETACHMENT
-    )  # noqa: E731
-    for name in ("Stratagems", "Enhancements", "Detachment_abilities"):
-        out[name] = keep(name, in_detachment)
-    ids = {
-        name: {
-            line.split("|")[col] for line in out[name].lstrip("\ufeff").split("\r\n")[1:] if line
-        }
-        for name, col in (("Stratagems", 2), ("Enhancements", 1), ("Detachment_abilities", 0))
-    }
-    out["Datasheets_stratagems"] = keep(
-        "Datasheets_stratagems",
-        lambda r: r["datasheet_id"] in ds and r["stratagem_id"] in ids["Stratagems"],
-    )
-    out["Datasheets_enhancements"] = keep(
-        "Datasheets_enhancements",
-        lambda r: r["datasheet_id"] in ds and r["enhancement_id"] in ids["Enhancements"],
-    )
-    out["Datasheets_detachment_abilities"] = keep(
-        "Datasheets_detachment_abilities",
-        lambda r: r["datasheet_id"] in ds
-        and r["detachment_ability_id"] in ids["Detachment_abilities"],
-    )
-    assert sorted(out) == sorted(TABLES)
-    return out
-
-
-def test_golden_adepta_sororitas_cut_down(files10):
-    result = parse_export(cut_down(files10), source(10, dt.date(2025, 11, 14)))
-    rows = accounting(result, "wahapedia-10e-export")
-    check_accounting(rows)
-    assert_golden(
-        "wahapedia_csv_adepta_sororitas",
-        {
-            "records": records_as_json(result.records),
-            "rejects": records_as_json(result.rejects),  # type: ignore[arg-type]
-            "accounting": [a.model_dump(mode="json") for a in rows],
-        },
-    )
 
 
 def test_the_shared_html_cleaning_changes_nothing(files10, export10, monkeypatch):

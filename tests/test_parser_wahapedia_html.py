@@ -1,5 +1,7 @@
 """Wahapedia 10th-edition datasheet pages (saved HTML): the three corpus pages, a faction page,
-made-up snippets in the site's markup, and one golden file per page."""
+and made-up snippets in the site's markup. The golden files of this format are of made-up pages
+(``tests/golden/inputs/wahapedia_html_*.html``, ``tests/test_golden.py``), so they run without the
+corpus."""
 
 from __future__ import annotations
 
@@ -27,7 +29,7 @@ from schemas.records import (
     WeaponAbility,
     WeaponProfile,
 )
-from tests.conftest import CORPUS, assert_golden, records_as_json
+from tests.conftest import CORPUS
 
 PAGES = CORPUS / "wahapedia-html"
 EXPORT = CORPUS / "wahapedia-10e"
@@ -853,19 +855,3 @@ def test_snippet_options_footnote_and_add_on_points():
             "unrecognised element in section 'WARGEAR OPTIONS'",
         ),
     ]
-
-
-# --- golden files --------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("name", "fixture"),
-    [
-        ("wahapedia_html_termagants", "termagants"),
-        ("wahapedia_html_cadian_shock_troops", "cadians"),
-        ("wahapedia_html_intercessor_squad", "intercessors"),
-    ],
-)
-def test_golden(name, fixture, request):
-    result = request.getfixturevalue(fixture)
-    assert_golden(name, records_as_json(result.records + result.rejects))
