@@ -193,10 +193,11 @@ def test_attack_uses_the_smallest_unit_size_and_one_profile_per_weapon(full):
     assert out.target.models == 10  # "10 models" is its smallest size in its points
     assert any("smallest unit size" in n for n in out.notes)
     # a weapon with two profiles fires one of them (they are exclusive for each attack, P18)
-    out = attack(AttackRequest(attacker="Intercessor Squad", target="MEQ", weapons=("plasma pistol",)), db)
+    # (the 10th-edition sheet: the latest edition, the default, is the 11th, whose source prints "(Standard)")
+    out = attack(AttackRequest(attacker="Intercessor Squad", target="MEQ", weapons=("plasma pistol",), edition=10), db)
     assert [w.name for w in out.weapons] == ["Plasma pistol (standard)"]
     out = attack(AttackRequest(attacker="Intercessor Squad", target="MEQ",
-                               weapons=("Plasma pistol (supercharge)",), models=1), db)
+                               weapons=("Plasma pistol (supercharge)",), models=1, edition=10), db)
     ((name, models, hazardous),) = [(w.name, w.models, w.hazardous) for w in out.weapons]
     assert (name, models, hazardous) == ("Plasma pistol (supercharge)", 1, True)
     # --models scales the loadout: every model's boltgun, not every weapon on the datasheet
@@ -290,11 +291,17 @@ def test_readme_agreement_of_the_tenth_edition_sources(con):
              for p in agreement_by_pair(con, 10)}
     assert pairs[("wahapedia-10e-export", "bsdata-10e-catalogues")] == (429, 30081, 29767, 314, 785, 8)  # 19 of them: invulnerable_save_note wordings
     assert pairs[("wahapedia-10e-page-cadian-shock-troops", "bsdata-10e-catalogues")] == (1, 125, 124, 1, 2, 0)
-    assert pairs[("wahapedia-10e-page-intercessor-squad", "wahapedia-10e-export")] == (1, 183, 183, 0, 0, 76)
-    assert len(pairs) == 8
-    # every disagreement counted is a conflicts row, and the other way round
+    assert pairs[("wahapedia-10e-page-intercessor-squad", "wahapedia-10e-export")] == (1, 182, 182, 0, 0, 76)
+    # the 10th-edition Combat Patrol file of Game Datacards fills the seed Combat Patrol page
+    assert pairs[("gdc-10e-combat-patrol", "wahapedia-10e-cp-sanctuary-guardians")] == (4, 151, 151, 0, 0, 4)
+    assert len(pairs) == 12
+    # every disagreement counted is a conflicts row, and the other way round (both editions)
     assert con.execute("SELECT (SELECT sum(disagreed) FROM source_agreement), (SELECT count(*) FROM conflicts)"
-                       ).fetchone() == (315, 315)
+                       ).fetchone() == (2476, 2476)
+    eleventh = {(p["source_id_a"], p["source_id_b"]): (p["datasheets"], p["fields_compared"], p["agreed"],
+                                                       p["disagreed"], p["only_a"], p["only_b"])
+                for p in agreement_by_pair(con, 11)}
+    assert eleventh == {("gdc-11e", "bsdata-11e-catalogues"): (586, 39615, 37454, 2161, 617, 35)}
 
 
 def test_every_datasheet_has_a_model_count_and_one_source_per_composition(con):
