@@ -196,7 +196,7 @@ def test_p15_two_stratagems_one_rule_and_the_legend_keeps_its_line_break():
         "Re-roll 1s.",
         None,
     )
-    assert (hold.group, hold.type, hold.cp_cost) == ("Alpha Force", "Battle Tactic Stratagem", 1)
+    assert (hold.group, hold.type, hold.cp_cost) == ("Alpha Force", "Battle Tactic", 1)
     assert (brace.name, brace.when, brace.effect) == ("Brace", "Any phase.", None)
     (rule,) = of(result, RuleText)
     assert (rule.rule_key, rule.text, rule.locator) == (
@@ -251,7 +251,7 @@ def test_stratagem_type_with_group_restrictions_and_a_linked_datasheet():
     grenade, orders, other = of(result, Stratagem)
     assert (grenade.group, grenade.type, grenade.target, grenade.restrictions) == (
         "Core",
-        "Wargear Stratagem",
+        "Wargear",
         "One GRENADES unit.",
         "Once per phase.",
     )

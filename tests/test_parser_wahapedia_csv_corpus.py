@@ -498,7 +498,7 @@ def test_stratagems_and_rules(export10):
     assert (grenade.name, grenade.group, grenade.type, grenade.cp_cost) == (
         "GRENADE",
         "Core",
-        "Wargear Stratagem",
+        "Wargear",
         1,
     )
     assert grenade.when == "Your Shooting phase."

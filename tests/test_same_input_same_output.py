@@ -23,7 +23,9 @@ invulnerable save box's label (``INVULNERABLE SAVE*``); the 10th-edition BattleS
 value in its name and the note as its text), the 11th-edition one (JSON) on the model line
 (``InSv``) with the note of a starred one in that ability. An extractor that cannot carry a case is named in the case's ``cannot`` with the
 reason. Each case also states a few expected values, so that the extractors cannot all agree on
-a wrong reading. Made-up inputs only: no corpus needed.
+a wrong reading. A Stratagem card (``STRATAGEM``) goes through the four extractors that carry
+Stratagems (export, page text, 11th-edition rules page, Game Datacards) the same way. Made-up
+inputs only: no corpus needed.
 """
 
 from __future__ import annotations
@@ -38,7 +40,8 @@ import pytest
 from pipeline.assemble.protection import feel_no_pain_rows
 from pipeline.extractors import ParseResult, get_extractor
 from schemas.records import (
-    Ability, DataFlag, DataGap, Datasheet, ModelProfile, Source, UnitComposition, WeaponAbility, WeaponProfile,
+    Ability, DataFlag, DataGap, Datasheet, ModelProfile, Source, Stratagem, UnitComposition, WeaponAbility,
+    WeaponProfile,
 )
 
 # ---- the printed values -----------------------------------------------------------------------
@@ -510,3 +513,61 @@ def test_a_note_naming_another_roll_target_keeps_the_save_unconditional_from_eve
     ability = read_invulnerable_ability("Invulnerable Save (6+*)", note)
     assert (line.value, line.scope) == (ability.value, ability.scope) == (6, None)
     assert ability.note == note
+
+
+# ---- a Stratagem -------------------------------------------------------------------------------
+
+#: A Core Stratagem card as printed: name, cost, category (group and type), legend, sections.
+#: Core, so that the 11th-edition rules page (which prints only the Core Stratagems) carries it.
+STRATAGEM = {"name": "HOLD FAST", "cost": "1CP", "group": "Core", "type": "Battle Tactic",
+             "legend": "Stand firm.", "when": "Your opponent's Shooting phase.",
+             "target": "One unit from your army.", "effect": "Until the end of the phase, it holds."}
+
+
+def _stratagem_inputs() -> dict[str, ParseResult]:
+    """The card in each shape that carries Stratagems: the export's row (bare digits, the
+    category with the word ``Stratagem``, the sections as one HTML text), the 10th-edition page
+    text and the 11th-edition rules page (``1CP``, the category line), a Game Datacards file
+    (the cost a number, group and type apart, each section its own field)."""
+    s = STRATAGEM
+    cp = s["cost"].removesuffix("CP")
+    description = (f"<b>WHEN:</b> {escape(s['when'])}<br><br><b>TARGET:</b> {escape(s['target'])}<br><br>"
+                   f"<b>EFFECT:</b> {escape(s['effect'])}")
+    tables = {
+        "Factions": _csv_table("id|name|link|", "SM|Space Marines||"),
+        "Stratagems": _csv_table(
+            "faction_id|name|id|type|cp_cost|legend|turn|phase|detachment|detachment_id|description|",
+            f"|{s['name']}|000008335001|{s['group']} – {s['type']} Stratagem|{cp}|{s['legend']}|Either player’s"
+            f"|Shooting phase|||{description}|"),
+    }
+    card = [s["name"], s["cost"], f"{s['group']} – {s['type']} Stratagem", s["legend"],
+            f"WHEN: {s['when']}", f"TARGET: {s['target']}", f"EFFECT: {s['effect']}"]
+    page_10e = "Made-up Patrol\nDatasheets\n" + "\n".join(card) + "\n"
+    page_11e = "\n\n".join(["Made-up Page Title", f"{s['name']}15.20", *card[1:]]) + "\n"
+    gdc = {"name": "Adeptus Astartes", "datasheets": [], "stratagems": [
+        {"id": "st-1", "name": s["name"], "cost": int(cp), "type": s["type"], "detachment": s["group"],
+         "fluff": s["legend"], "when": s["when"], "target": s["target"], "effect": s["effect"]}]}
+    return {
+        "wahapedia-csv": get_extractor("wahapedia-csv")(tables, _source("wahapedia-csv")),
+        "wahapedia-text-10e": get_extractor("wahapedia-text-10e")(page_10e, _source("wahapedia-text-10e")),
+        "wahapedia-rules-11e": get_extractor("wahapedia-rules-11e")(page_11e, _source("wahapedia-rules-11e")),
+        "gdc-json-folder": get_extractor("gdc-json-folder")({"f.json": json.dumps(gdc)}, _source("gdc-json-folder")),
+    }
+
+
+def test_same_printed_stratagem_gives_the_same_record_and_flags_from_every_source():
+    """The stored Stratagem (without ``source_id``, ``locator`` and ``stratagem_id``: each
+    source has its own id scheme; every input is given edition 10) and its flags and rejects."""
+    out = {}
+    for name, result in _stratagem_inputs().items():
+        records = [r.model_dump(exclude={"source_id", "locator", "stratagem_id"})
+                   for r in result.records if isinstance(r, Stratagem)]
+        flags = sorted((f.flag, f.detail) for f in result.records
+                       if isinstance(f, DataFlag) and f.table_name == "stratagems")
+        rejects = [r.reason for r in result.rejects if r.table_name in {"stratagems", "Stratagems"}]
+        out[name] = {"records": records, "flags": flags, "rejects": rejects}
+    s = STRATAGEM
+    reference = {"records": [{"name": s["name"], "cp_cost": 1, "group": "Core", "type": "Battle Tactic",
+                              "edition": 10, "legend": s["legend"], "when": s["when"], "target": s["target"],
+                              "effect": s["effect"], "restrictions": None}], "flags": [], "rejects": []}
+    assert out == dict.fromkeys(out, reference)

@@ -16,6 +16,9 @@ printed values once for every source:
   name printed alone: ``Deadly Demise D3``);
 - ``composition.assemble_composition``: a printed unit-composition line -> ``UnitComposition``
   rows (``1 Sergeant and 9 Troopers`` is two), with flags;
+- ``stratagems.assemble_stratagem``: a printed Stratagem -> ``Stratagem`` (its CP cost, its
+  type without the word ``Stratagem``, its group, its WHEN / TARGET / EFFECT / RESTRICTIONS
+  sections, split from one text where a source prints them so), with flags;
 - ``loadouts.assemble_loadout``: a loadout line -> ``WargearLoadout``; ``keywords``: a keyword;
 - ``ids``: the one datasheet-id scheme;
 - ``collector.Collector``: one rule for duplicates, key conflicts, flags and data gaps, and one

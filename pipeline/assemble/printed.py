@@ -114,3 +114,28 @@ class PrintedComposition:
     text: str
     models: str | None = None
     counts: tuple[int, int | None, str] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PrintedStratagem:
+    """One Stratagem as printed: its name, its cost (``1``, ``1CP``; None: not printed), its type
+    or category (``Battle Tactic``, ``Battle Tactic Stratagem``, ``Core – Battle Tactic
+    Stratagem``: the part before a dash is a group), the group printed apart from it (a
+    detachment column, a Combat Patrol's name; None: not printed apart), its legend, and its
+    WHEN / TARGET / EFFECT / RESTRICTIONS texts.
+
+    A source that prints the sections as one text (the export's ``description``) gives it as
+    ``text``, to be split at its labels; then the four section fields are not read.
+    """
+
+    locator: str
+    name: str
+    cost: str | None
+    type: str
+    group: str | None = None
+    legend: str | None = None
+    when: str | None = None
+    target: str | None = None
+    effect: str | None = None
+    restrictions: str | None = None
+    text: str | None = None

@@ -64,7 +64,11 @@ from pipeline.assemble.ids import FACTION_NAMES, datasheet_id, faction_id, quali
 from pipeline.assemble.keywords import read_keyword
 from pipeline.assemble.loadouts import assemble_loadout, read_loadout_line
 from pipeline.assemble.models import assemble_model
-from pipeline.assemble.printed import PrintedAbility, PrintedComposition, PrintedDatasheet, PrintedModel, PrintedWeapon
+from pipeline.assemble.printed import (
+    PrintedAbility, PrintedComposition, PrintedDatasheet, PrintedModel, PrintedStratagem,
+    PrintedWeapon,
+)
+from pipeline.assemble.stratagems import assemble_stratagem
 from pipeline.assemble.weapons import assemble_weapon, raw_weapon_text
 from pipeline.errors import NormaliseError
 from pipeline.extractors import ParseResult, TooDeep, load_json
@@ -81,7 +85,6 @@ from schemas.records import (
     LeaderLink,
     Record,
     Source,
-    Stratagem,
     UnitComposition,
     UnitCost,
     WargearCost,
@@ -316,16 +319,19 @@ class _Reader:
                 continue
             cost = s.get("cost")
             detachment = plain_name(s.get("detachment"))
-            # the id is the name's: a stratagem of one name in two detachments shares it
-            self.add(Stratagem(
-                source_id=self.sid, locator=locator, name=name,
-                stratagem_id=self.scoped(f"{s['id']}--{slug(detachment)}" if detachment else str(s["id"])),
-                cp_cost=cost if isinstance(cost, int) and not isinstance(cost, bool) else _int(cost),
-                group=detachment, type=plain_name(s.get("type")) or "",
-                edition=self.source.edition, legend=plain_text(s.get("fluff")) or None,
+            printed = PrintedStratagem(
+                locator, name, None if cost is None else english(cost), plain_name(s.get("type")) or "",
+                group=detachment, legend=plain_text(s.get("fluff")) or None,
                 when=plain_text(s.get("when")) or None, target=plain_text(s.get("target")) or None,
-                effect=plain_text(s.get("effect")) or None, restrictions=plain_text(s.get("restrictions")) or None,
-            ))
+                effect=plain_text(s.get("effect")) or None, restrictions=plain_text(s.get("restrictions")) or None)
+            # the id is the name's: a stratagem of one name in two detachments shares it
+            sid = self.scoped(f"{s['id']}--{slug(detachment)}" if detachment else str(s["id"]))
+            try:
+                assembled = assemble_stratagem(printed, self.sid, sid, self.source.edition)
+            except ValueError as e:
+                self.collector.reject("stratagems", locator, json.dumps(s, ensure_ascii=False)[:500], str(e))
+                continue
+            assembled.into(self.collector, locator)
 
     def read_enhancements(self, file: str, doc: Tree) -> None:
         for i, e in enumerate(doc.get("enhancements") or []):

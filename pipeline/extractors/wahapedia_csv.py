@@ -83,12 +83,16 @@ from pydantic import ValidationError
 from pipeline.assemble.abilities import assemble_ability
 from pipeline.assemble.collector import Collector, Outcome, entity_key
 from pipeline.assemble.composition import assemble_composition
+from pipeline.assemble.stratagems import assemble_stratagem
 from pipeline.assemble.datasheets import assemble_datasheet, starting_strength
 from pipeline.assemble.ids import datasheet_id, qualified_datasheet_id
 from pipeline.assemble.keywords import read_keyword, read_keywords
 from pipeline.assemble.loadouts import assemble_loadout
 from pipeline.assemble.models import assemble_model
-from pipeline.assemble.printed import PrintedAbility, PrintedComposition, PrintedDatasheet, PrintedModel, PrintedWeapon
+from pipeline.assemble.printed import (
+    PrintedAbility, PrintedComposition, PrintedDatasheet, PrintedModel, PrintedStratagem,
+    PrintedWeapon,
+)
 from pipeline.assemble.weapons import assemble_weapon
 from pipeline.errors import ManifestError, NormaliseError
 from pipeline.normalise.text import SharedHtmlCleaning, clean_line, html_to_text, slug
@@ -115,7 +119,6 @@ from schemas.records import (
     Reject,
     RuleText,
     Source,
-    Stratagem,
     UnitComposition,
     UnitCost,
     WargearLoadout,
@@ -232,7 +235,6 @@ ABILITY_KINDS: dict[str, str] = {
     "Без заголовка": "other",
 }
 
-#: Stratagem group names printed in ``type`` that mean the same group.
 #: The HTML columns of each table, in the order the parser reads them. On a large export their
 #: distinct fragments are cleaned by the parser and a worker process together
 #: (``SharedHtmlCleaning``: about 1.4 s of beautifulsoup4 work on the full 10th-edition export).
@@ -256,16 +258,6 @@ HTML_COLUMNS: dict[str, tuple[str, ...]] = {
 #: An export with fewer tags than this in those tables is cleaned in the calling process alone
 #: (a worker would cost more than it saves; the full 10th-edition export has about 150,000).
 SHARED_HTML_MIN_TAGS = 20_000
-
-STRATAGEM_GROUP_ALIASES: dict[str, str] = {"Core Stratagem": "Core"}
-
-#: Stratagem description labels -> ``Stratagem`` fields.
-STRATAGEM_SECTIONS: dict[str, str] = {
-    "WHEN": "when",
-    "TARGET": "target",
-    "EFFECT": "effect",
-    "RESTRICTIONS": "restrictions",
-}
 
 #: ``Datasheets_keywords.model`` values that mean the whole unit.
 WHOLE_UNIT_MODELS = frozenset({"", "ALL", "ALL MODELS"})
@@ -1222,55 +1214,17 @@ class _Export:
                     f"Stratagems.csv row {wid} has type {printed_type!r}; loaded as a rule text",
                 ),
             ]
-        type_group = m.group("group").strip() if m else ""
-        strat_type = m.group("type").strip() if m else printed_type
-        detachment = clean_line(v.get("detachment", ""))
-        group = detachment or STRATAGEM_GROUP_ALIASES.get(type_group, type_group)
         stratagem_id = self._wid(wid)
-        out: list[Record] = []
-        flag = lambda code, detail: self.flag(
-            "Stratagems", row.line, "stratagems", stratagem_id, code, detail
-        )  # noqa: E731
-        if not group:
-            group = "Core"
-            out.append(
-                flag("stratagem_group_assumed", "no group in the type and no detachment: Core")
-            )
-        elif detachment and type_group:
-            a, b = slug(detachment), slug(type_group)
-            if a not in b and b not in a:
-                out.append(
-                    flag(
-                        "stratagem_group_differs",
-                        f"type says {type_group!r}, detachment column says {detachment!r}",
-                    )
-                )
-        cp_text = clean_line(v.get("cp_cost", ""))
-        if cp_text and not cp_text.isdigit():
-            raise _Rejected(f"not a CP cost: {cp_text!r}")
-        if not cp_text:
-            out.append(flag("cp_cost_missing", "empty cp_cost"))
-        sections, before = _stratagem_sections(text)
-        if before:
-            out.append(flag("stratagem_text_before_when", before))
-        for label, fieldname in STRATAGEM_SECTIONS.items():
-            if fieldname != "restrictions" and not sections.get(fieldname):
-                out.append(flag("stratagem_section_missing", f"no {label}: section"))
-        record = Stratagem(
-            source_id=self.sid,
-            locator=locator,
-            stratagem_id=stratagem_id,
-            name=name,
-            cp_cost=int(cp_text) if cp_text else None,
-            group=group,
-            type=strat_type,
-            edition=self.edition,
-            legend=self.text_or_none(v.get("legend", "")),
-            when=sections.get("when"),
-            target=sections.get("target"),
-            effect=sections.get("effect"),
-            restrictions=sections.get("restrictions"),
-        )
+        printed = PrintedStratagem(locator, name, v.get("cp_cost", ""), printed_type,
+                                   group=v.get("detachment", ""), legend=self.text_or_none(v.get("legend", "")),
+                                   text=text)
+        try:
+            assembled = assemble_stratagem(printed, self.sid, stratagem_id, self.edition)
+        except ValueError as e:
+            raise _Rejected(str(e)) from None
+        (record,) = assembled.records
+        out: list[Record] = [self.flag("Stratagems", row.line, n.table, n.entity, n.code, n.detail)
+                             for n in assembled.notes]
         self.claim(record)
         self.stratagem_ids[wid] = stratagem_id
         out += self.markup_flags("Stratagems", row.line, "stratagems", stratagem_id, text)
@@ -1401,7 +1355,6 @@ class _Export:
 
 _KEYWORD_SPAN = re.compile(r"<span[^>]*class=\"[^\"]*\bkwbu?\b[^\"]*\"|<ky>", re.IGNORECASE)
 _STRATAGEM_TYPE = re.compile(r"(?P<group>.+?)\s+[–—-]\s+(?P<type>.+\bStratagem)")
-_STRATAGEM_LABEL = re.compile(r"(?<![A-Za-z])(WHEN|TARGET|EFFECT|RESTRICTIONS):\s*")
 _MARKUP = re.compile(r"<\s*/?\s*[A-Za-z][^>]*>?")
 
 
@@ -1409,24 +1362,6 @@ def _keep(records: list[Record], flag: DataFlag | None) -> None:
     """Append a flag unless the collector counted it as a repeat (None)."""
     if flag is not None:
         records.append(flag)
-
-
-def _stratagem_sections(text: str) -> tuple[dict[str, str], str]:
-    """Split a stratagem's clean text at its ``WHEN:`` / ``TARGET:`` / ... labels.
-
-    Returns the sections by field name and the text before the first label.
-
-    >>> _stratagem_sections("WHEN: Your Shooting phase.\\nEFFECT: Re-roll 1s.")
-    ({'when': 'Your Shooting phase.', 'effect': 'Re-roll 1s.'}, '')
-    """
-    parts = _STRATAGEM_LABEL.split(text)
-    before = parts[0].strip()
-    sections: dict[str, str] = {}
-    for label, body in zip(parts[1::2], parts[2::2]):
-        fieldname = STRATAGEM_SECTIONS[label]
-        body = body.strip()
-        sections[fieldname] = f"{sections[fieldname]}\n{body}" if fieldname in sections else body
-    return sections, before
 
 
 def _strip_ability_box(fragment: str) -> str:

@@ -66,9 +66,11 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
+from pipeline.assemble.printed import PrintedStratagem
+from pipeline.assemble.stratagems import SECTIONS, assemble_stratagem
 from pipeline.normalise.text import clean_line, slug
 from pipeline.extractors import ParseResult, source_rule_text
-from schemas.records import DataGap, Record, Reject, RuleReference, Source, Stratagem
+from schemas.records import DataFlag, DataGap, Record, Reject, RuleReference, Source
 
 TABLE = "rule_texts"
 
@@ -101,12 +103,7 @@ KEYWORD_LIST = "keyword datasheet list"
 INDEX = "datasheet index"
 
 #: Stratagem card fields, by printed label.
-STRATAGEM_FIELDS = {
-    "WHEN": "when",
-    "TARGET": "target",
-    "EFFECT": "effect",
-    "RESTRICTIONS": "restrictions",
-}
+STRATAGEM_FIELDS = SECTIONS
 
 #: Words that stay lower case inside a title-case heading.
 SMALL_WORDS = frozenset(
@@ -533,8 +530,8 @@ def _table_gaps(block: _Block, rule_key: str, source: Source) -> list[DataGap]:
     return gaps
 
 
-def _stratagem(block: _Block, source: Source) -> Stratagem | Reject:
-    """The Stratagem of a card block (``block.card`` is set)."""
+def _stratagem(block: _Block, source: Source) -> list[Record] | Reject:
+    """The Stratagem of a card block (``block.card`` is set) and its flags (``assemble_stratagem``)."""
     assert block.card is not None
     cp_line, category_line = block.card
     lines = {n: clean_line(raw) for n, raw in block.body if raw}
@@ -566,27 +563,24 @@ def _stratagem(block: _Block, source: Source) -> Stratagem | Reject:
         else:
             fields[current].append(line)
     group, kind = category
-    cp = _CP.match(lines[cp_line])
-    assert cp is not None  # block.card is set only when this line matched
 
     def joined(name: str) -> str | None:
         return "\n".join(fields.get(name, [])) or None
 
-    return Stratagem(
-        source_id=source.source_id,
-        locator=f"line {block.line}",
-        stratagem_id=f"{source.edition}e-{slug(group)}-{slug(block.title)}",
-        name=block.title,
-        cp_cost=int(cp["cp"]),
-        group=group,
-        type=kind,
-        edition=source.edition,
-        legend="\n".join(legend) or None,
-        when=joined("when"),
-        target=joined("target"),
-        effect=joined("effect"),
-        restrictions=joined("restrictions"),
+    printed = PrintedStratagem(
+        f"line {block.line}", block.title, lines[cp_line], kind, group=group,
+        legend="\n".join(legend) or None, when=joined("when"), target=joined("target"),
+        effect=joined("effect"), restrictions=joined("restrictions"),
     )
+    sid = f"{source.edition}e-{slug(group)}-{slug(block.title)}"
+    try:
+        assembled = assemble_stratagem(printed, source.source_id, sid, source.edition)
+    except ValueError as e:  # a cost of more digits than a number may have
+        return Reject(source_id=source.source_id, locator=f"line {cp_line}", table_name="stratagems",
+                      raw_text=lines[cp_line], reason=str(e))
+    return [*assembled.records, *(
+        DataFlag(source_id=source.source_id, locator=printed.locator, table_name=n.table, entity_key=n.entity,
+                 flag=n.code, detail=n.detail) for n in assembled.notes)]
 
 
 def line_dispositions(text: str) -> dict[int, str]:
@@ -673,6 +667,6 @@ def parse(text: str, source: Source) -> ParseResult:
             if isinstance(stratagem, Reject):
                 result.rejects.append(stratagem)
             else:
-                records.append(stratagem)
+                records.extend(stratagem)
         result.records.extend(records)
     return result

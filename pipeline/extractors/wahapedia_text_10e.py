@@ -55,7 +55,8 @@ from pipeline.assemble.datasheets import assemble_datasheet
 from pipeline.assemble.ids import scoped_datasheet_id
 from pipeline.assemble.keywords import read_keyword
 from pipeline.assemble.loadouts import assemble_loadout
-from pipeline.assemble.printed import PrintedAbility, PrintedDatasheet, PrintedWeapon
+from pipeline.assemble.printed import PrintedAbility, PrintedDatasheet, PrintedStratagem, PrintedWeapon
+from pipeline.assemble.stratagems import assemble_stratagem
 from pipeline.assemble.weapons import assemble_weapon, split_weapon_name
 from pipeline.errors import NormaliseError
 from pipeline.limits import MAX_NUMBER_DIGITS
@@ -73,7 +74,6 @@ from schemas.records import (
     Reject,
     SecondaryObjective,
     Source,
-    Stratagem,
     WargearLoadout,
     WeaponProfile,
 )
@@ -881,14 +881,13 @@ def _set_stratagem_field(page: _Page, draft: _StratagemDraft, name: str, text: s
 
 def _emit_stratagems(page: _Page, book: _StratagemBook) -> None:
     """One ``Stratagem`` per card; a Stratagem only listed on datasheets gets a ``DataGap``."""
-    source = page.source
     for sid, draft in book.drafts.items():
         f = draft.fields
-        page.add(Stratagem(source_id=source.source_id, locator=page.loc(draft.first),
-                           stratagem_id=sid, name=draft.name, cp_cost=draft.cp_cost,
-                           group=draft.group, type=draft.type, edition=source.edition,
-                           legend=f.get("legend"), when=f.get("when"), target=f.get("target"),
-                           effect=f.get("effect"), restrictions=f.get("restrictions")))
+        first = draft.first
+        _add_stratagem(page, sid, PrintedStratagem(
+            page.loc(first), draft.name, page.text(first + 1), page.text(first + 2),
+            legend=f.get("legend"), when=f.get("when"), target=f.get("target"), effect=f.get("effect"),
+            restrictions=f.get("restrictions")))
         listed = book.listed.get(sid)
         if listed and (listed.cp_cost, listed.type) != (draft.cp_cost, draft.type):
             page.flag(listed.segs[0], "stratagems", sid, "datasheet_list_differs",
@@ -897,12 +896,20 @@ def _emit_stratagems(page: _Page, book: _StratagemBook) -> None:
     for sid, listed in book.listed.items():
         if sid in book.drafts:
             continue
-        page.add(Stratagem(source_id=source.source_id, locator=page.loc(listed.segs[0]),
-                           stratagem_id=sid, name=listed.name, cp_cost=listed.cp_cost,
-                           group=listed.group, type=listed.type, edition=source.edition,
-                           legend=None, when=None, target=None, effect=None, restrictions=None))
+        name_seg, cost_seg, category_seg = listed.segs
+        _add_stratagem(page, sid, PrintedStratagem(page.loc(name_seg), listed.name, page.text(cost_seg),
+                                                   page.text(category_seg)))
         page.gap(listed.segs[0], "stratagems", sid, "legend, when, target, effect",
                  "the page lists this Stratagem on a datasheet but prints no card for it")
+
+
+def _add_stratagem(page: _Page, sid: str, printed: PrintedStratagem) -> None:
+    """Keep the ``Stratagem`` of a card or a datasheet's list entry (``assemble_stratagem``; its
+    cost line matched ``_CP``, so it reads) and its flags."""
+    assembled = assemble_stratagem(printed, page.source.source_id, sid, page.source.edition)
+    page.add(assembled.records[0])
+    for note in assembled.notes:
+        page.collector.flag(note.table, note.entity, note.code, note.detail, printed.locator)
 
 
 # --------------------------------------------------------------------------------------------
