@@ -35,6 +35,7 @@ from schemas.records import (
     Record,
     Source,
     SourceAgreement,
+    UnitCost,
     WeaponAbility,
     WeaponProfile,
 )
@@ -311,17 +312,25 @@ def align_with_earlier(batches: list[list[Record]]) -> list[list[Record]]:
     their order. Weapon abilities: when a later
     source lists the same abilities of a weapon profile (as read) in another order, each takes
     the position of the earlier one (the order of a weapon's abilities carries no meaning).
+    Points: when both sources price a datasheet's unit sizes by a model count (each (model count,
+    bracket, condition) once), a later source's ``unit_costs`` row takes the line of the earlier
+    source's row of that size and bracket, the others the lines left: the sources list sizes and
+    brackets in different orders, and a line holds no meaning of its own.
     Returns new lists; records not moved are the same objects.
     """
+    first_costs: dict[str, dict[object, int]] = {}
     first_models: dict[str, dict[object, int]] = {}
     first_abilities: dict[tuple, list[tuple[object, int]]] = {}
     aligned: list[list[Record]] = []
     for batch in batches:
         models: dict[str, list[ModelProfile]] = defaultdict(list)
         abilities: dict[tuple, list[WeaponAbility]] = defaultdict(list)
+        costs: dict[str, list[UnitCost]] = defaultdict(list)
         for r in batch:
             if isinstance(r, ModelProfile):
                 models[r.datasheet_id].append(r)
+            elif isinstance(r, UnitCost):
+                costs[r.datasheet_id].append(r)
             elif isinstance(r, WeaponAbility):
                 abilities[(r.datasheet_id, r.weapon_name, r.is_melee, r.profile_name)].append(r)
         moved: dict[int, Record] = {}
@@ -331,6 +340,12 @@ def align_with_earlier(batches: list[list[Record]]) -> list[list[Record]]:
                 first_models[sheet] = _lines_by_name(rows)
                 continue
             moved.update(_realign_models(rows, earlier))
+        for sheet, cost_rows in costs.items():
+            earlier_costs = first_costs.get(sheet)
+            if earlier_costs is None:
+                first_costs[sheet] = _lines_by(cost_rows, _cost_key)
+                continue
+            moved.update(_realign_lines(cost_rows, earlier_costs, _cost_key))
         for profile, rows in abilities.items():
             earlier_abilities = first_abilities.get(profile)
             if earlier_abilities is None:
@@ -339,6 +354,39 @@ def align_with_earlier(batches: list[list[Record]]) -> list[list[Record]]:
             moved.update(_realign_abilities(rows, earlier_abilities))
         aligned.append([moved.get(id(r), r) for r in batch] if moved else batch)
     return aligned
+
+
+def _cost_key(row: "UnitCost") -> object:
+    """A points row's size and bracket: (model count, from unit, condition); None without a count."""
+    if row.model_count is None or row.is_addon:
+        return None
+    return (row.model_count, row.from_unit, name_key(row.condition or ""))
+
+
+def _lines_by(rows: list, key) -> dict[object, int]:
+    keys = Counter(key(r) for r in rows)
+    return {key(r): r.line for r in rows if key(r) is not None and keys[key(r)] == 1}
+
+
+def _realign_lines(rows: list, earlier: dict[object, int], key) -> dict[int, Record]:
+    """Rows of a later source renumbered to the lines of the earlier source's rows of the same
+    ``key`` (each key once in both); a row of a key the earlier source does not have takes a line
+    after all of the earlier source's, so that it is never compared with another size.
+
+    >>> rows = [UnitCost(source_id="b", locator="l", datasheet_id="d", line=n, description=f"{m} models",
+    ...                  cost_points=p, is_addon=False, model_count=m) for n, m, p in ((1, 10, 190), (2, 5, 100), (3, 20, 300))]
+    >>> moved = _realign_lines(rows, {(5, 1, ""): 1, (10, 1, ""): 2, (10, 3, ""): 3}, _cost_key)
+    >>> sorted((moved.get(id(r), r).line, r.model_count) for r in rows)
+    [(1, 5), (2, 10), (4, 20)]
+    """
+    mine = _lines_by(rows, key)
+    if len(mine) != len(rows):
+        return {}
+    wanted = {id(r): earlier[key(r)] for r in rows if key(r) in earlier}
+    after = max(earlier.values(), default=0) + 1
+    free = iter(range(after, after + len(rows)))
+    lines = {id(r): wanted[id(r)] if id(r) in wanted else next(free) for r in rows}
+    return {id(r): r.model_copy(update={"line": lines[id(r)]}) for r in rows if lines[id(r)] != r.line}
 
 
 def _model_key(name: str) -> str:
