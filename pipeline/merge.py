@@ -368,10 +368,11 @@ def _lines_by(rows: list, key) -> dict[object, int]:
     return {key(r): r.line for r in rows if key(r) is not None and keys[key(r)] == 1}
 
 
-def _realign_lines(rows: list, earlier: dict[object, int], key) -> dict[int, Record]:
+def _realign_lines(rows: list, earlier: dict[object, int], key, unmatched: str = "after") -> dict[int, Record]:
     """Rows of a later source renumbered to the lines of the earlier source's rows of the same
     ``key`` (each key once in both); a row of a key the earlier source does not have takes a line
-    after all of the earlier source's, so that it is never compared with another size.
+    after all of the earlier source's (``unmatched="after"``: never compared with another size)
+    or the numbers left in order (``"free"``).
 
     >>> rows = [UnitCost(source_id="b", locator="l", datasheet_id="d", line=n, description=f"{m} models",
     ...                  cost_points=p, is_addon=False, model_count=m) for n, m, p in ((1, 10, 190), (2, 5, 100), (3, 20, 300))]
@@ -383,8 +384,13 @@ def _realign_lines(rows: list, earlier: dict[object, int], key) -> dict[int, Rec
     if len(mine) != len(rows):
         return {}
     wanted = {id(r): earlier[key(r)] for r in rows if key(r) in earlier}
-    after = max(earlier.values(), default=0) + 1
-    free = iter(range(after, after + len(rows)))
+    if unmatched == "free":  # the numbers left, in order (model lines: a line is a place, not a size)
+        if not wanted or all(wanted[id(r)] == r.line for r in rows if id(r) in wanted):
+            return {}
+        free = iter(sorted(set(range(1, len(rows) + len(earlier) + 1)) - set(wanted.values())))
+    else:
+        after = max(earlier.values(), default=0) + 1
+        free = iter(range(after, after + len(rows)))
     lines = {id(r): wanted[id(r)] if id(r) in wanted else next(free) for r in rows}
     return {id(r): r.model_copy(update={"line": lines[id(r)]}) for r in rows if lines[id(r)] != r.line}
 
@@ -393,21 +399,18 @@ def _model_key(name: str) -> str:
     return name_key(name, ignore_plural=True)
 
 
+def _model_line_key(row: ModelProfile) -> object:
+    return _model_key(row.model_name)
+
+
 def _lines_by_name(rows: list[ModelProfile]) -> dict[object, int]:
-    names = Counter(_model_key(r.model_name) for r in rows)
-    return {_model_key(r.model_name): r.line for r in rows if names[_model_key(r.model_name)] == 1}
+    return _lines_by(rows, _model_line_key)
 
 
 def _realign_models(rows: list[ModelProfile], earlier: dict[object, int]) -> dict[int, Record]:
-    mine = _lines_by_name(rows)
-    if len(mine) != len(rows):
-        return {}
-    wanted = {id(r): earlier[_model_key(r.model_name)] for r in rows if _model_key(r.model_name) in earlier}
-    if not wanted or all(wanted[id(r)] == r.line for r in rows if id(r) in wanted):
-        return {}
-    free = iter(sorted(set(range(1, len(rows) + len(earlier) + 1)) - set(wanted.values())))
-    lines = {id(r): wanted[id(r)] if id(r) in wanted else next(free) for r in rows}
-    return {id(r): r.model_copy(update={"line": lines[id(r)]}) for r in rows if lines[id(r)] != r.line}
+    """Model lines renumbered to the earlier source's lines of the same model name; the others
+    take the numbers left, in their order (``_realign_lines`` with ``unmatched="free"``)."""
+    return _realign_lines(rows, earlier, _model_line_key, unmatched="free")
 
 
 def _realign_abilities(rows: list[WeaponAbility], earlier: list[tuple[object, int]]) -> dict[int, Record]:
