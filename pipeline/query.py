@@ -635,6 +635,21 @@ def rule_texts(con: duckdb.DuckDBPyConnection, name: str, edition: int | None = 
             if rows:
                 break
     if not rows:
+        # a datasheet's wording that errata change is stored as "Datasheet: Ability" or
+        # "Datasheet keywords", with " (faction)" after it when factions share the datasheet name
+        asked = name.strip().lower()
+        scoped = sorted({r[0] for r in con.execute(
+            "SELECT title FROM rule_texts WHERE erratum_id IS NOT NULL AND (lower(title) LIKE '%: ' || ? "
+            "OR lower(title) LIKE '%: ' || ? || ' (%)' OR lower(title) LIKE ? || ' (%)')",
+            [asked, asked, asked]).fetchall()})
+        if len(scoped) == 1:
+            return rule_texts(con, scoped[0], edition)
+        if scoped:
+            raise NotFoundError(
+                f"{name!r} names {len(scoped)} datasheet wordings that errata change: "
+                + "; ".join(scoped[:12]) + ("; ..." if len(scoped) > 12 else "")
+                + f"; ask for one by its full name, e.g. {scoped[0]!r}")
+    if not rows:
         titles = sorted({r[0] for r in con.execute("SELECT title FROM rule_texts WHERE language = 'en'").fetchall()})
         hint = _suggest(name, titles)
         raise NotFoundError(

@@ -78,6 +78,7 @@ def _order_key(row: dict, mode: Mode, ranks: dict[str, int], asked_key: str, can
         -ranks.get(row["kind"], 0),
         0 if date else 1,
         -(date.toordinal() if date else 0),
+        0 if (row.get("locator") or "").endswith(": before") else 1,  # undated: the original before a later one
         row["source_id"],
     )
 
@@ -320,9 +321,13 @@ def rule_history(
         "SELECT erratum_id, publication, heading, text FROM errata WHERE language = ?", [ruling.language]))}
 
     def order(r: dict) -> tuple:
-        before = r["erratum_id"] is not None and r["locator"].endswith(": before")
+        # a chain of errata on one wording: the original (": before"), each wording between
+        # (", change i of k: after"), then the one in force, dated, among the other dated ones
+        earlier = r["erratum_id"] is not None and r["locator"].endswith((": before", ": after"))
+        step = re.search(r", change (\d+) of \d+: after$", r["locator"] or "")
         date = r["effective_date"]
-        return (0 if before else 1, date.toordinal() if date else 0, r["source_id"], r["locator"])
+        return (0 if earlier else 1, int(step.group(1)) if step else 0, date.toordinal() if date else 0,
+                r["source_id"], r["locator"])
 
     out = []
     for r in sorted(rows, key=order):

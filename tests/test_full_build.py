@@ -326,3 +326,29 @@ def test_every_datasheet_has_a_model_count_and_one_source_per_composition(con):
     for table in ("unit_composition", "wargear_loadouts"):
         assert con.execute(
             f"SELECT datasheet_id FROM {table} GROUP BY 1 HAVING count(DISTINCT source_id) > 1").fetchall() == [], table
+
+
+def test_errata_on_datasheets_over_the_full_data(con, full):
+    """Issue 11: errata on a datasheet's own wordings over the whole corpus: the Leader-to-Support
+    errata on core abilities, a chain of two keyword errata, and a name four datasheets share."""
+    counts = dict(con.execute(
+        "SELECT derivation, count(*) FROM errata WHERE language = 'en' GROUP BY 1").fetchall())
+    assert counts == {"derived": 88, "text-only": 575, "faq": 174}
+    support = con.execute(
+        "SELECT count(*) FROM errata WHERE language = 'en' AND text ILIKE 'Remove%Leader%Support%' "
+        "AND derivation = 'derived'").fetchone()[0]
+    assert support == 13
+    chain = [t for (t,) in con.execute(
+        "SELECT text FROM rule_texts WHERE rule_key = 'space-marines-land-raider-crusader-keywords' "
+        "AND language = 'en' ORDER BY effective_date NULLS FIRST, locator LIKE '%: before' DESC").fetchall()]
+    assert len(chain) == 3  # the original, after the first erratum, in force after the second
+    assert ["FRAME" in t.split(", ") for t in chain] == [False, True, True]
+    assert ["LAND RAIDER" in t.split(", ") for t in chain] == [False, False, True]
+    db = str(full[0])
+    out = wh40k("rule", "--db", db, "Castellan: core abilities", "--history", "--format", "json")
+    assert out.returncode == 0, out.stderr
+    texts = [w["text"] for w in json.loads(out.stdout)["wordings"]]
+    assert texts == ["Leader", "Support"]
+    out = wh40k("rule", "--db", db, "Teleport Homer", "--edition", "11")
+    assert out.returncode == 1
+    assert "names 4 datasheet wordings that errata change" in out.stderr and "Terminator Squad: Teleport Homer" in out.stderr

@@ -150,3 +150,92 @@ def errata_aliases_file():
     from pipeline.aliases import ALIASES_FILE
 
     return ALIASES_FILE
+
+
+def _erratum(position: int, text: str, heading: str, publication: str, *names: str) -> list:
+    from pipeline.extractors.gdc_rules import change_form
+    from pipeline.normalise.text import slug
+    eid = f"e{position}"
+    return [Erratum(source_id="faqs", locator=f"entry {position}", erratum_id=eid, language="en", kind="erratum",
+                    edition=11, publication_id=None, publication=publication, heading=heading, text=text,
+                    position=position, change=change_form(text)[0])] + [
+        ErratumTarget(source_id="faqs", locator=f"entry {position}", erratum_id=eid, position=i,
+                      target_type="datasheet", target_id=None, target_name=n, target_key=slug(n))
+        for i, n in enumerate(names)]
+
+
+def _sheet(datasheet_id: str, name: str, keywords=(), core=()) -> list:
+    from schemas.records import Ability
+    common = dict(source_id="sheets", locator="l", datasheet_id=datasheet_id)
+    return [Datasheet(faction_id="x", name=name, edition=11, game_mode=None, role=None, legend=None,
+                      starting_strength=1, **common)] + [
+        Keyword(keyword=k, is_faction_keyword=False, **common) for k in keywords] + [
+        Ability(kind="core", name=c, parameter=None, text=None, **common) for c in core]
+
+
+def _sources():
+    from schemas.records import Source
+    import datetime as dt
+    base = dict(format="gdc-faqs", publisher="p", edition=11, game_mode=None, version=None, origin="o",
+                title="t", file="f.json")
+    return {"faqs": Source(source_id="faqs", kind="errata", version_date=dt.date(2026, 7, 23), **base),
+            "sheets": Source(source_id="sheets", kind="export", version_date=dt.date(2026, 6, 1), **base)}
+
+
+def test_two_errata_on_one_keyword_list_chain_from_the_original():
+    """Codex Supplement: Black Templars, errata 1 and 9: "Add 'FRAME'." and "Add 'LAND RAIDER'."
+    on the Land Raider Crusader: the original has neither, the one in force both."""
+    rows = (_sheet("11e/x/lrc", "Land Raider Crusader", ("VEHICLE", "LAND RAIDER", "FRAME"))
+            + _erratum(1, "Add 'FRAME'.", "Land Raider Crusader – Keywords section", "Codex Supplement: BT",
+                       "Land Raider Crusader")
+            + _erratum(9, "Add 'LAND RAIDER'.", "Land Raider Crusader – Keywords section", "Codex Supplement: BT",
+                       "Land Raider Crusader"))
+    out, derived = errata.derive(rows, _sources())
+    assert [(r.text, r.erratum_id, r.locator.rsplit(": ", 1)[1], r.effective_date) for r in derived] == [
+        ("VEHICLE", "e1", "before", None),
+        ("VEHICLE, FRAME", "e1", "after", None),
+        ("VEHICLE, LAND RAIDER, FRAME", "e9", "in force", _sources()["faqs"].version_date)]
+    assert {r.erratum_id: r.derivation for r in out if isinstance(r, Erratum)} == {"e1": "derived", "e9": "derived"}
+
+
+def test_leader_to_support_is_undone_or_applied_forward_on_the_core_abilities():
+    """"Remove 'Leader', add 'Support'." in a Core Abilities section: a faction file that carries
+    it (Support) gives Leader before it; one that predates it (still Leader) gives Support in force."""
+    rows = (_sheet("11e/x/castellan", "Castellan", core=("Deep Strike", "Support"))
+            + _sheet("11e/x/priest", "Ministorum Priest", core=("Leader",))
+            + _erratum(6, "Remove 'Leader', add 'Support'.", "Castellan – Core Abilities section", "Codex: X",
+                       "Castellan")
+            + _erratum(387, "Remove 'Leader', add 'Support'.", "Ministorum Priest, Core Abilities section",
+                       "Codex: Y", "Ministorum Priest"))
+    out, derived = errata.derive(rows, _sources())
+    assert [(r.rule_key, r.title, r.text, r.locator.rsplit(": ", 1)[1]) for r in derived] == [
+        ("castellan-core-abilities", "Castellan: core abilities", "Deep Strike, Leader", "before"),
+        ("castellan-core-abilities", "Castellan: core abilities", "Deep Strike, Support", "in force"),
+        ("ministorum-priest-core-abilities", "Ministorum Priest: core abilities", "Leader", "before"),
+        ("ministorum-priest-core-abilities", "Ministorum Priest: core abilities", "Support", "in force")]
+    notes = {r.erratum_id: r.derivation_note for r in out if isinstance(r, Erratum)}
+    assert notes["e6"] is None
+    assert notes["e387"] == ("Ministorum Priest: core abilities: the source predates the erratum; "
+                             "the wording in force is derived by applying it")
+
+
+def test_one_change_printed_by_two_publications_counts_once():
+    """"Add 'FRAME'." printed by a Codex and its Supplement on the same datasheet is one change."""
+    rows = (_sheet("11e/x/rhino", "Rhino", ("VEHICLE", "FRAME"))
+            + _erratum(1, "Add 'FRAME'.", "Rhino – Keywords section", "Codex Supplement: Z", "Rhino")
+            + _erratum(552, "Add 'FRAME'.", "Rhino – Keywords section", "Codex: Space Marines", "Rhino"))
+    out, derived = errata.derive(rows, _sources())
+    assert [r.text for r in derived] == ["VEHICLE", "VEHICLE, FRAME"]
+    notes = {r.erratum_id: (r.derivation, r.derivation_note) for r in out if isinstance(r, Erratum)}
+    assert notes["e1"] == ("derived", "the same change is also printed by erratum 552 (Codex: Space Marines)")
+    assert notes["e552"] == ("derived", "Rhino keywords: the same change as erratum 1 (Codex Supplement: Z), "
+                                        "whose wordings it shares")
+
+
+def test_a_characteristic_set_by_an_erratum_is_text_only_with_its_reason():
+    rows = _sheet("11e/x/exocrine", "Exocrine") + _erratum(
+        3, "Change S to '9'.", "Exocrine, Ranged Weapons, bio-plasmic cannon", "Codex: Tyranids", "Exocrine")
+    out, derived = errata.derive(rows, _sources())
+    assert derived == []
+    assert [(r.derivation, r.derivation_note) for r in out if isinstance(r, Erratum)] == [
+        ("text-only", "sets a characteristic (S to '9'): the value before is in no source")]
