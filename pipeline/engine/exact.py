@@ -101,6 +101,18 @@ chain carries the pending devastating count until every weapon's other events ar
 The 11th-edition choices (Lethal Hits, Anti) compare closed-form expected damage per attack
 (linearity of expectation), then build the distributions once for the chosen option.
 
+Where the rules live: each edition's rules above are declared once, as data with the quoted
+wording, in ``pipeline/engine/edition_rules.toml``, loaded by ``pipeline.engine.declarations``
+(``rules_for(edition)``), which the simulator reads too; this module interprets them. Also
+declared there and applied here: the 11th edition's characteristic limits after all modifiers
+(02.02.01: BS/WS never better than 2+ or worse than 6+, AP never worse than 0, A and S at least
+1: a BS 6+ attack in cover stays 6+), [CLEAVE X] (24.06, ``Weapon.cleave``), indirect fire
+(``Context.indirect`` with ``Weapon.indirect_fire``; 11th 10.07: benefit of cover, no hit re-rolls,
+an unmodified 1-5 fails, 1-3 when Remained Stationary and the target is visible to a friendly
+unit; 10th Indirect Fire: -1 to hit, 1-3 fails, Benefit of Cover), close-quarters shooting
+(``Context.close_quarters``: a MONSTER/VEHICLE attacker has -1 to hit except with [CLOSE-QUARTERS]
+or [PISTOL], 10.06) and Damaged (``Context.damaged``: -1 to hit, 24.39).
+
 Not modelled: PRECISION (a tag with no effect against identical models); the 11th edition's
 other changes (Heavy's conditions, Twin-linked re-rolling any wound roll, allocation groups of
 mixed units) are outside these inputs: ``Context.stationary`` stands for Heavy's condition and
