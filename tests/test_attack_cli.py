@@ -173,3 +173,24 @@ def test_an_attack_under_another_edition_than_the_datasheet_says_so(db):
     ]
     tenth = attack(AttackRequest(attacker="Battle Sisters Squad", target="MEQ"), db)
     assert not [n for n in tenth.notes if "its datasheet is from" in n]
+
+
+def test_damaged_attacker_has_minus_one_to_hit_with_a_note(db):
+    # 24.39 Damaged: "While a model is damaged, that model's attacks have -1 to hit rolls":
+    # 7 boltguns BS3+ -> 4+: 7 x 1/2 hits
+    out = attack(AttackRequest(attacker="Battle Sisters Squad", target="MEQ", weapons=("boltgun",),
+                               context=Context(damaged=True), edition=11), db)
+    assert out.result.hits.mean == pytest.approx(7 * Fraction(1, 2), abs=1e-12)
+    assert any(n.startswith("attacker Battle Sisters Squad: ") and "-1 to the hit roll" in n for n in out.notes)
+    cli = wh40k("attack", "Battle Sisters Squad", "--weapon", "boltgun", "--target", "MEQ", "--damaged",
+                "--edition", "11", "--format", "json", "--db", str(db))
+    assert cli.returncode == 0, cli.stderr
+    assert json.loads(cli.stdout)["hits"]["mean"] == pytest.approx(3.5, abs=1e-12)
+    assert "-1 to the hit roll" in cli.stderr
+
+
+def test_indirect_fire_option_reaches_the_engine(db):
+    # without an [INDIRECT FIRE] weapon --indirect changes nothing: 7 x 2/3 hits
+    out = attack(AttackRequest(attacker="Battle Sisters Squad", target="MEQ", weapons=("boltgun",),
+                               context=Context(indirect=True), edition=11), db)
+    assert out.result.hits.mean == pytest.approx(7 * Fraction(2, 3), abs=1e-12)

@@ -183,6 +183,18 @@ def attack_command(
     charged: bool = typer.Option(False, "--charged", help="Attacker charged this turn (Lance)."),
     cover: bool = typer.Option(False, "--cover", help="Target has the Benefit of Cover."),
     overwatch: bool = typer.Option(False, "--overwatch", help="Fire Overwatch: hits only on unmodified 6s."),
+    damaged: bool = typer.Option(False, "--damaged", help=(
+        "The attacking models are damaged (at or below their Damaged X / Damaged profile's wounds): "
+        "-1 to the hit roll; the Damaged profile of the attacker's datasheet is named in a note.")),
+    indirect: bool = typer.Option(False, "--indirect", help=(
+        "[INDIRECT FIRE] weapons fire indirectly (11th: indirect shooting, 10.07: benefit of cover, no "
+        "hit re-rolls, an unmodified 1-5 fails; 10th: at a target with no visible model).")),
+    spotted: bool = typer.Option(False, "--spotted", help=(
+        "With --indirect and --stationary (11th): the target is visible to a friendly unit, so an "
+        "unmodified hit roll of 1-3 fails instead of 1-5.")),
+    close_quarters: bool = typer.Option(False, "--close-quarters", help=(
+        "Close-quarters shooting while engaged (11th, 10.06): a MONSTER/VEHICLE attacker has -1 to hit "
+        "except with [CLOSE-QUARTERS]/[PISTOL] weapons.")),
     reroll_hits: Optional[RerollChoice] = typer.Option(None, "--reroll-hits", help="Re-roll hit rolls: ones, failed or all."),
     reroll_wounds: Optional[RerollChoice] = typer.Option(None, "--reroll-wounds", help="Re-roll wound rolls: ones, failed or all."),
     hit_mod: int = typer.Option(0, "--hit-mod", help="Net hit roll modifier of other rules (capped at +/-1)."),
@@ -211,6 +223,7 @@ def attack_command(
 
     context = Context(
         half_range=half_range, stationary=stationary, charged=charged, cover=cover, overwatch=overwatch,
+        damaged=damaged, indirect=indirect, target_visible_to_friendly_unit=spotted, close_quarters=close_quarters,
         reroll_hits=reroll_hits.value if reroll_hits else None,
         reroll_wounds=reroll_wounds.value if reroll_wounds else None,
         hit_modifier=hit_mod, wound_modifier=wound_mod, critical_hit_on=crit_hit_on,

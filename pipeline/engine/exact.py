@@ -101,6 +101,18 @@ chain carries the pending devastating count until every weapon's other events ar
 The 11th-edition choices (Lethal Hits, Anti) compare closed-form expected damage per attack
 (linearity of expectation), then build the distributions once for the chosen option.
 
+Where the rules live: each edition's rules above are declared once, as data with the quoted
+wording, in ``pipeline/engine/edition_rules.toml``, loaded by ``pipeline.engine.declarations``
+(``rules_for(edition)``), which the simulator reads too; this module interprets them. Also
+declared there and applied here: the 11th edition's characteristic limits after all modifiers
+(02.02.01: BS/WS never better than 2+ or worse than 6+, AP never worse than 0, A and S at least
+1: a BS 6+ attack in cover stays 6+), [CLEAVE X] (24.06, ``Weapon.cleave``), indirect fire
+(``Context.indirect`` with ``Weapon.indirect_fire``; 11th 10.07: benefit of cover, no hit re-rolls,
+an unmodified 1-5 fails, 1-3 when Remained Stationary and the target is visible to a friendly
+unit; 10th Indirect Fire: -1 to hit, 1-3 fails, Benefit of Cover), close-quarters shooting
+(``Context.close_quarters``: a MONSTER/VEHICLE attacker has -1 to hit except with [CLOSE-QUARTERS]
+or [PISTOL], 10.06) and Damaged (``Context.damaged``: -1 to hit, 24.39).
+
 Not modelled: PRECISION (a tag with no effect against identical models); the 11th edition's
 other changes (Heavy's conditions, Twin-linked re-rolling any wound roll, allocation groups of
 mixed units) are outside these inputs: ``Context.stationary`` stands for Heavy's condition and
@@ -109,6 +121,7 @@ Twin-linked re-rolls failed wound rolls in both editions.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
@@ -117,6 +130,8 @@ from typing import Sequence
 import numpy as np
 
 from pipeline import limits
+from pipeline.engine import declarations
+from pipeline.engine.declarations import EditionRules, capped, limit, rules_for
 from pipeline.engine.profiles import Anti, Context, Target, Weapon
 from pipeline.engine.result import AttackResult, Distribution, Step
 from pipeline.errors import InputError
@@ -135,6 +150,7 @@ RULE_KEYS = frozenset({
     "benefit-of-cover", "ignores-cover", "psychic", "fire-overwatch", "snap-shooting", "sustained-hits",
     "lethal-hits", "wound-roll", "lance", "twin-linked", "anti", "save-rolls", "normal-damage", "melta",
     "feel-no-pain", "devastating-wounds", "mortal-wounds", "hazardous", "hazard-rolls", "precision",
+    "cleave", "indirect-fire", "close-quarters", "damaged",
 })
 
 _REROLL_RANK = {None: 0, "ones": 1, "failed": 2, "all": 2}
@@ -160,18 +176,12 @@ class EngineInputError(InputError, ValueError):
 def wound_roll_target(strength: int, toughness: int) -> int:
     """The wound roll needed from the Strength vs Toughness table (10th edition, "Wound Roll").
 
+    The table is declared once (``edition_rules.toml``, ``wound_roll``) for both editions.
+
     >>> [wound_roll_target(s, 4) for s in (8, 5, 4, 3, 2)]
     [2, 3, 4, 5, 6]
     """
-    if strength >= 2 * toughness:
-        return 2
-    if strength > toughness:
-        return 3
-    if strength == toughness:
-        return 4
-    if 2 * strength <= toughness:
-        return 6
-    return 5
+    return declarations.wound_roll_target(strength, toughness)
 
 
 def save_roll_target(weapon: Weapon, target: Target, context: Context) -> int | None:
@@ -196,7 +206,7 @@ def save_roll_target(weapon: Weapon, target: Target, context: Context) -> int | 
     if target.save is not None:
         armour = target.save - weapon.armour_penetration
         if _cover_improves_save(weapon, target, context):
-            armour -= 1
+            armour -= rules_for(context.edition).cover.amount
         best = armour
     if target.invulnerable_save is not None:
         best = target.invulnerable_save if best is None else min(best, target.invulnerable_save)
@@ -267,12 +277,12 @@ def resolve(weapons: Sequence[Weapon], target: Target, context: Context | None =
     """
     context = context or Context()
     _validate(weapons, target, context)
-    wording = "10th edition, current wording" if context.edition == 10 else "11th edition"
+    rules = rules_for(context.edition)
     steps: list[Step] = [
-        Step("making-attacks", f"{wording}; target {target.name}: {target.models} x T{target.toughness} W{target.wounds}")
+        Step("making-attacks", f"{rules.wording}; target {target.name}: {target.models} x T{target.toughness} W{target.wounds}")
     ]
     choices: dict = {}
-    weapons = [_against(w, target, steps) for w in weapons]
+    weapons = [_limited(_against(w, target, steps), rules, steps) for w in weapons]
     plans = [_plan(w, target, context, steps, choices) for w in weapons]
     _check_chain_work(plans, target)
 
@@ -285,7 +295,7 @@ def resolve(weapons: Sequence[Weapon], target: Target, context: Context | None =
 
     x = _chain(plans, target, context, steps)
     models = _models_pmf(x, target)
-    hazardous_mortal_wounds = _hazardous(weapons, context, steps)
+    hazardous_mortal_wounds = _hazardous(weapons, context, rules, steps)
     return AttackResult(
         **totals,
         models_destroyed=Distribution(models),
@@ -327,6 +337,7 @@ class _Option:
 def _plan(weapon: Weapon, target: Target, context: Context, steps: list[Step], choices: dict) -> _Plan:
     name = weapon.name
     plan = _Plan(weapon)
+    rules = rules_for(context.edition)
 
     def step(rule_key: str, text: str) -> None:
         steps.append(Step(rule_key, f"{name}: {text}"))
@@ -352,10 +363,11 @@ def _plan(weapon: Weapon, target: Target, context: Context, steps: list[Step], c
     needed = wound_roll_target(weapon.strength, target.toughness)
     lance = weapon.lance and context.charged
     raw = context.wound_modifier + (1 if lance else 0)
-    modifier = max(-1, min(1, raw))
+    modifier = capped(raw, rules)
     reroll = context.reroll_wounds
-    if weapon.twin_linked and _REROLL_RANK[reroll] < _REROLL_RANK["failed"]:
-        reroll = "failed"
+    twin = rules.twin_linked.reroll
+    if weapon.twin_linked and _REROLL_RANK[reroll] < _REROLL_RANK[twin]:
+        reroll = twin
     candidates = _candidates(weapon, target, context, p_hit)
     if len(candidates) == 1:  # nothing to choose: no expected damage needed
         means = (0.0, 0.0, 0.0, 0.0)
@@ -400,7 +412,7 @@ def _plan(weapon: Weapon, target: Target, context: Context, steps: list[Step], c
             "devastating-wounds",
             f"Devastating Wounds: a Critical Wound (P = {q[2]:.4f} per wound roll) is {_mean(raw_mortal):.4f} "
             "mortal wounds on average, no save, allocated after all other attacks onto one model"
-            + (" (11th edition: the attack sequence ends)" if context.edition == 11 else ""),
+            + (f" ({rules.wording}: the attack sequence ends)" if rules.devastating_wounds.ends_attack_sequence else ""),
         )
 
     # Per rolled hit and per Lethal Hits automatic wound, each stage's pmf.
@@ -433,33 +445,85 @@ def _plan(weapon: Weapon, target: Target, context: Context, steps: list[Step], c
         else:
             plan.joint = _joint_with_lethal(plan.stages["attacks"], p_hit, sustained, pu, p_dev, unsaved_p)
     if weapon.precision:
-        step("precision", "Precision: not modelled (no effect against the target's identical models)")
-    if weapon.psychic and context.edition == 10:
-        step("psychic", "Psychic: a tag in the 10th edition (no effect on the attack itself)")
+        step("precision", "Precision: no effect against the target's identical models (it chooses a CHARACTER "
+             "allocation group of an Attached unit, which these inputs do not have)")
+    if weapon.psychic and not rules.psychic.ignores_harmful_modifiers:
+        step("psychic", f"Psychic: a tag in the {rules.ordinal} edition (no effect on the attack itself)")
     return plan
 
 
 def _attack_dice(weapon: Weapon, target: Target, context: Context, step) -> np.ndarray:
-    """Pmf of one model's attacks: Attacks, + RAPID FIRE X at half range, + BLAST."""
+    """Pmf of one model's attacks: Attacks, + RAPID FIRE X at half range, + BLAST, + CLEAVE
+    (11th edition, with the weapon's one target), then the edition's limit on A (11th: at least 1)."""
+    rules = rules_for(context.edition)
     per_model = _dice_pmf(weapon.attacks)
     step("making-attacks", f"{weapon.models} model(s) x Attacks {weapon.attacks.text} per model")
     if weapon.rapid_fire is not None and context.half_range:
         per_model = np.convolve(per_model, _dice_pmf(weapon.rapid_fire))
         step("rapid-fire", f"Rapid Fire {weapon.rapid_fire.text}: +{weapon.rapid_fire.text} attacks per model at half range")
+    fives = target.models // 5
     if weapon.blast:
-        fives = target.models // 5
-        per_five = weapon.blast if context.edition == 11 else 1
-        bonus = per_five * fives
+        bonus = blast_attacks(weapon, target, rules)
         if bonus:
             per_model = np.concatenate([np.zeros(bonus), per_model])
-            if context.edition == 11:
-                why = f"[BLAST {weapon.blast}]: +{weapon.blast} per five of the {target.models} target models, 11th edition"
+            if rules.blast.per_five == "x":
+                why = f"[BLAST {weapon.blast}]: +{weapon.blast} per five of the {target.models} target models, {rules.wording}"
             else:
-                why = f"Blast: +1 per five of the {target.models} target models, 10th edition" + (
+                why = f"Blast: +1 per five of the {target.models} target models, {rules.wording}" + (
                     f"; the X of [BLAST {weapon.blast}] is an 11th-edition rule" if weapon.blast > 1 else ""
                 )
             step("blast", f"Blast +{bonus} attacks per model ({why})")
+    if weapon.cleave:
+        if not rules.cleave.supported:
+            step("cleave", f"[CLEAVE {weapon.cleave}]: not a rule of the {rules.ordinal} edition (no effect)")
+        elif fives:
+            per_model = np.concatenate([np.zeros(weapon.cleave * fives), per_model])
+            step("cleave", f"[CLEAVE {weapon.cleave}]: +{weapon.cleave * fives} attack dice per model "
+                 f"(+{weapon.cleave} per five of the {target.models} target models; the weapon's one target)")
+    low = rules.limits.bounds.get("A", (None, None))[0]
+    if low is not None and per_model[:low].sum() > 0:
+        lifted = np.concatenate([[0.0] * low, per_model[low:]])
+        lifted[low] += per_model[:low].sum()
+        step("making-attacks", f"Attacks {weapon.attacks.text}: a result below {low} is {low} "
+             f"(A cannot be less than {low} after all modifiers, {rules.wording})")
+        per_model = lifted
     return per_model
+
+
+def blast_attacks(weapon: Weapon, target: Target, rules: EditionRules) -> int:
+    """The attack dice BLAST adds per model: 1 (10th edition) or X (11th, [BLAST X], 24.05) for
+    every five models in the target unit, rounding down (declared: ``blast.per_five``).
+
+    >>> from pipeline.normalise.characteristics import dice
+    >>> w = Weapon(name="w", attacks=dice("3"), skill=3, strength=4, armour_penetration=0, damage=dice("1"), blast=2)
+    >>> t = Target(toughness=3, save=5, wounds=1, models=12)
+    >>> blast_attacks(w, t, rules_for(10)), blast_attacks(w, t, rules_for(11))
+    (2, 4)
+    """
+    if not weapon.blast:
+        return 0
+    return (weapon.blast if rules.blast.per_five == "x" else 1) * (target.models // 5)
+
+
+def _limited(weapon: Weapon, rules: EditionRules, steps: list[Step]) -> Weapon:
+    """The weapon with its characteristics held within the edition's limits after all modifiers
+    (11th edition, 02.02.01: "AP cannot be worse than 0", "BS/WS cannot be 1+ (or better) or 7+
+    (or worse)", "S cannot be less than 1"); a note for each change."""
+    changes: dict = {}
+    skill_name = "WS" if weapon.is_melee else "BS"
+    if weapon.skill is not None and limit(skill_name, weapon.skill, rules) != weapon.skill:
+        changes["skill"] = limit(skill_name, weapon.skill, rules)
+    if limit("AP", weapon.armour_penetration, rules) != weapon.armour_penetration:
+        changes["armour_penetration"] = limit("AP", weapon.armour_penetration, rules)
+    if limit("S", weapon.strength, rules) != weapon.strength:
+        changes["strength"] = limit("S", weapon.strength, rules)
+    if not changes:
+        return weapon
+    labels = {"skill": skill_name, "armour_penetration": "AP", "strength": "S"}
+    said = ", ".join(f"{labels[k]} {getattr(weapon, k)} -> {v}" for k, v in changes.items())
+    steps.append(Step("making-attacks", f"{weapon.name}: {said} (the limits after all modifiers, {rules.wording}, "
+                      "When modifying characteristics)"))
+    return dataclasses.replace(weapon, **changes)
 
 
 def _against(weapon: Weapon, target: Target, steps: list[Step]) -> Weapon:
@@ -470,9 +534,10 @@ def _against(weapon: Weapon, target: Target, steps: list[Step]) -> Weapon:
 
 
 def _hit_roll(weapon: Weapon, target: Target, context: Context, step, choices: dict) -> tuple[float, float, float]:
-    """(P(miss), P(hit, not critical), P(Critical Hit)) of one attack, with its steps."""
+    """(P(miss), P(hit, not critical), P(Critical Hit)) of one attack, with its steps; every rule
+    as declared for ``context.edition`` (``edition_rules.toml``)."""
     name = weapon.name
-    eleventh = context.edition == 11
+    rules = rules_for(context.edition)
     if weapon.torrent or weapon.skill is None:
         if weapon.torrent:
             step("torrent", "Torrent: no hit roll, every attack hits, no Critical Hits")
@@ -480,67 +545,105 @@ def _hit_roll(weapon: Weapon, target: Target, context: Context, step, choices: d
             step("hit-roll", "no skill: no hit roll, every attack hits, no Critical Hits")
         return (0.0, 1.0, 0.0)
     reroll = context.reroll_hits
+    indirect = _indirect(weapon, context)
     if context.overwatch:
-        if eleventh:
-            step("snap-shooting", "snap shooting (Fire Overwatch, 11th edition): hits only on an unmodified 6 "
-                 "whatever the BS and modifiers (each a Critical Hit)"
-                 + (f"; hit rolls cannot be re-rolled (re-roll hits {reroll} not applied)" if reroll else ""))
+        key = rules.overwatch.key
+        label = "snap shooting (Fire Overwatch, 11th edition)" if key == "snap-shooting" else "Fire Overwatch"
+        no_reroll = rules.overwatch.no_hit_rerolls and reroll
+        step(key, f"{label}: hits only on an unmodified 6 whatever the BS and modifiers (each a Critical Hit)"
+             + (f"; hit rolls cannot be re-rolled (re-roll hits {reroll} not applied)" if no_reroll else ""))
+        if rules.overwatch.no_hit_rerolls:
             reroll = None
-        else:
-            step("fire-overwatch", "Fire Overwatch: hits only on an unmodified 6 (each a Critical Hit)")
-        p_hit, faces = _roll_probabilities(weapon.skill, 0, context.critical_hit_on, True, reroll)
+        p_hit, faces = _roll_probabilities(weapon.skill, 0, context.critical_hit_on, 5, reroll)
     else:
         needed = weapon.skill
         raw = context.hit_modifier
         parts = []
+        harmful: list[tuple[str, int]] = []  # (what, amount) of each negative modifier, for Psychic
+
+        def modify(rule_key: str, label: str, amount: int, why: str) -> None:
+            nonlocal raw
+            if not amount:
+                return
+            raw += amount
+            parts.append(f"{label} {amount:+d}")
+            if amount < 0:
+                harmful.append((label, amount))
+            step(rule_key, f"{label}: {amount:+d} to the hit roll ({why})")
+
         if weapon.heavy and context.stationary:
-            raw += 1
-            parts.append("Heavy +1")
-            step("heavy", "Heavy: +1 to the hit roll (Remained Stationary)")
+            modify("heavy", "Heavy", 1, "Remained Stationary")
+        if context.damaged:
+            modify(rules.damaged.key, "Damaged", rules.damaged.hit_modifier,
+                   "the attacking models are damaged: Damaged X / the datasheet's Damaged profile")
+        if (context.close_quarters and not weapon.is_melee and not weapon.close_quarters
+                and {"MONSTER", "VEHICLE"} & {k.upper() for k in context.attacker_keywords}):
+            modify(rules.close_quarters.key, "Close-quarters shooting", rules.close_quarters.monster_vehicle_hit_modifier,
+                   "a MONSTER/VEHICLE shooting while engaged, not with a [CLOSE-QUARTERS] weapon")
+        fails_at_most = 1
+        if indirect:
+            spotted = context.stationary and context.target_visible_to_friendly_unit
+            fails_at_most = (rules.indirect_fire.fails_on_at_most_spotted if spotted
+                             else rules.indirect_fire.fails_on_at_most)
+            if rules.indirect_fire.no_hit_rerolls:
+                reroll = None
+            modify(rules.indirect_fire.key, "Indirect fire", rules.indirect_fire.hit_modifier, "fired indirectly")
+            step(rules.indirect_fire.key, f"Indirect fire: an unmodified hit roll of 1-{fails_at_most} fails"
+                 + (" (Remained Stationary, the target visible to a friendly unit)" if spotted and rules.indirect_fire.no_hit_rerolls else "")
+                 + ("; hit rolls cannot be re-rolled" if rules.indirect_fire.no_hit_rerolls and context.reroll_hits else "")
+                 + ("; the target has the benefit of cover" if rules.indirect_fire.cover else ""))
+        cover = _cover(weapon, target, context)
+        if rules.stealth.effect == "hit-roll-modifier" and target.stealth and not weapon.is_melee:
+            modify("stealth", "Stealth", rules.stealth.amount, f"ranged attack, {rules.ordinal} edition")
         bs_text = ""
-        if eleventh:
-            cover = _cover_11e(weapon, target, context)
-            if cover is None and not weapon.is_melee and weapon.ignores_cover and (context.cover or target.stealth):
+        if rules.cover.effect == "worsen-bs":
+            if cover is None and not weapon.is_melee and weapon.ignores_cover and (context.cover or target.stealth or indirect):
                 step("ignores-cover", "Ignores Cover: the target cannot have the benefit of cover"
                      + (" (including from Stealth)" if target.stealth else ""))
-            if target.stealth and cover is not None:
+            if target.stealth and cover is not None and rules.stealth.effect == "benefit-of-cover":
                 step("stealth", "Stealth: every target model has Stealth, so the target has the benefit of cover "
-                     "against this ranged attack (11th edition)"
-                     + ("; not cumulative with the cover it already has" if context.cover else ""))
-            ignored = []
-            if weapon.psychic and cover is not None:
+                     f"against this ranged attack ({rules.wording})"
+                     + ("; not cumulative with the cover it already has" if context.cover or indirect else ""))
+        ignored = []
+        if weapon.psychic and rules.psychic.ignores_harmful_modifiers:
+            if cover is not None and rules.cover.effect == "worsen-bs":
                 ignored.append(f"the benefit of cover's BS worsening (BS stays {weapon.skill}+)")
                 cover = None
-            if weapon.psychic and context.hit_modifier < 0:
+            if context.hit_modifier < 0:
                 ignored.append(f"the {context.hit_modifier:+d} hit roll modifier")
                 raw -= context.hit_modifier
+            for label, amount in harmful:
+                ignored.append(f"the {label} {amount:+d}")
+                raw -= amount
             if ignored:
-                step("psychic", f"Psychic: ignores {' and '.join(ignored)} (11th edition)")
-            if cover is not None:
-                # When modifying characteristics: after all modifiers, BS cannot be 7+ (or worse)
-                needed = min(6, weapon.skill + 1)
-                bs_text = (f" (BS{weapon.skill}+ worsened by the benefit of cover)" if needed > weapon.skill
-                           else " (BS6+ held at 6+ in cover)")
-                change = (f"worsened to {needed}+" if needed > weapon.skill else
-                          "would be 7+; BS cannot be 7+ (or worse) after all modifiers (When modifying "
-                          "characteristics), so it stays 6+")
-                step("benefit-of-cover", f"BS{weapon.skill}+ {change} ({cover}, 11th edition; "
-                     "a characteristic change, outside the +/-1 modifier cap)")
-        elif target.stealth and not weapon.is_melee:
-            raw -= 1
-            parts.append("Stealth -1")
-            step("stealth", "Stealth: -1 to the hit roll (ranged attack, 10th edition)")
-        modifier = max(-1, min(1, raw))
-        p_hit, faces = _roll_probabilities(needed, modifier, context.critical_hit_on, False, reroll)
+                step("psychic", f"Psychic: ignores {' and '.join(ignored)} ({rules.wording})")
+        if cover is not None and rules.cover.effect == "worsen-bs":
+            skill_name = "WS" if weapon.is_melee else "BS"
+            worsened = weapon.skill + rules.cover.amount
+            needed = limit(skill_name, worsened, rules)
+            bs_text = (f" (BS{weapon.skill}+ worsened by the benefit of cover)" if needed > weapon.skill
+                       else " (BS6+ held at 6+ in cover)")
+            change = (f"worsened to {needed}+" if needed == worsened else
+                      f"would be {worsened}+; BS cannot be 7+ (or worse) after all modifiers (When modifying "
+                      f"characteristics), so it stays {needed}+")
+            step("benefit-of-cover", f"BS{weapon.skill}+ {change} ({cover}, {rules.wording}; "
+                 "a characteristic change, outside the +/-1 modifier cap)")
+        modifier = capped(raw, rules)
+        p_hit, faces = _roll_probabilities(needed, modifier, context.critical_hit_on, fails_at_most, reroll)
         extra = f" ({', '.join(parts)})" if parts else ""
-        capped = f", capped from {raw:+d}" if raw != modifier else ""
-        step("hit-roll", f"hit roll {needed}+{bs_text} with modifier {modifier:+d}{capped}{extra}; "
+        capped_text = f", capped from {raw:+d}" if raw != modifier else ""
+        step("hit-roll", f"hit roll {needed}+{bs_text} with modifier {modifier:+d}{capped_text}{extra}; "
              f"Critical Hits on unmodified {context.critical_hit_on}+")
     if faces:
         step("re-rolls", f"re-roll hits ({reroll}): unmodified {_faces(faces)} re-rolled")
         choices.setdefault("rerolls", []).append({"weapon": name, "roll": "hit", "policy": reroll, "faces": list(faces)})
     step("hit-roll", f"P(miss, hit, Critical Hit) = {_fmt(p_hit)}")
     return p_hit
+
+
+def _indirect(weapon: Weapon, context: Context) -> bool:
+    """Whether the attack fires indirectly: an [INDIRECT FIRE] ranged weapon with ``context.indirect``."""
+    return context.indirect and weapon.indirect_fire and not weapon.is_melee
 
 
 def _candidates(weapon: Weapon, target: Target, context: Context, p_hit) -> list[tuple[bool, tuple[Anti, ...]]]:
@@ -551,9 +654,10 @@ def _candidates(weapon: Weapon, target: Target, context: Context, p_hit) -> list
     abilities with the same threshold are one option)."""
     applicable = tuple(a for a in weapon.anti if a.keyword.upper() in target.keywords)
     crits = weapon.lethal_hits and p_hit[2] > 0
-    if context.edition == 10:
+    rules = rules_for(context.edition)
+    if not rules.lethal_hits.optional and not rules.anti.duplicates:
         return [(crits, applicable)]
-    if not crits:
+    if not crits or not rules.lethal_hits.optional:
         lethal_options = [False]
     elif context.lethal_hits_choice is None:
         lethal_options = [True, False]
@@ -561,6 +665,8 @@ def _candidates(weapon: Weapon, target: Target, context: Context, p_hit) -> list
         lethal_options = [bool(context.lethal_hits_choice)]
     thresholds = sorted({a.threshold for a in applicable})
     anti_options = [tuple(a for a in applicable if a.threshold == t) for t in thresholds] or [()]
+    if not rules.anti.duplicates:
+        anti_options = [applicable]
     return [(lethal, anti) for lethal in lethal_options for anti in anti_options]
 
 
@@ -569,7 +675,7 @@ def _option(lethal, anti, needed, modifier, reroll, context, p_hit, unsaved_p, d
     """An option with its wound-roll probabilities and the weapon's expected damage (closed form:
     E[attacks] x (P(hit) x E[rolled hit] + P(Critical Hit) x (E[own] + E[Sustained] x E[rolled hit])))."""
     critical_on = min([context.critical_wound_on] + [a.threshold for a in anti])
-    q, faces = _roll_probabilities(needed, modifier, critical_on, False, reroll)
+    q, faces = _roll_probabilities(needed, modifier, critical_on, 1, reroll)
     p_dev = q[2] if devastating else 0.0
     p_wound = q[1] + (0.0 if devastating else q[2])
     rolled = p_wound * unsaved_p * normal_mean + p_dev * mortal_mean
@@ -596,7 +702,7 @@ def _lethal_step(weapon: Weapon, context: Context, p_hit, options: list[_Option]
     if p_hit[2] == 0:
         step("lethal-hits", "Lethal Hits: no effect (no Critical Hits)")
         return
-    if context.edition == 10:
+    if not rules_for(context.edition).lethal_hits.optional:
         step("lethal-hits", "Lethal Hits: a Critical Hit wounds automatically (not a Critical Wound)")
         return
     choices[f"Lethal Hits: {weapon.name}"] = _LETHAL_CHOICE[chosen.lethal]
@@ -616,7 +722,7 @@ def _anti_step(weapon: Weapon, target: Target, context: Context, options, chosen
     if not applicable:
         return
     label = lambda group: " / ".join(f"Anti-{a.keyword.upper()} {a.threshold}+" for a in group)  # noqa: E731
-    if context.edition == 10:
+    if not rules_for(context.edition).anti.duplicates:
         best = min(a.threshold for a in applicable)
         step("anti", f"{label(applicable)}: Critical Wounds on {best}+"
              + (" (all apply: the lowest threshold)" if len(applicable) > 1 else ""))
@@ -634,19 +740,24 @@ def _anti_step(weapon: Weapon, target: Target, context: Context, options, chosen
 
 def _save_steps(weapon: Weapon, target: Target, context: Context, save: int | None, unsaved_p: float, step) -> None:
     armour = None if target.save is None else target.save - weapon.armour_penetration
-    if context.edition == 10 and context.cover and not weapon.is_melee and target.save is not None:
+    rules = rules_for(context.edition)
+    improves_save = rules.cover.effect == "improve-save"
+    covered = context.cover or (_indirect(weapon, context) and rules.indirect_fire.cover)
+    if improves_save and covered and not weapon.is_melee and target.save is not None:
         if weapon.ignores_cover:
             step("ignores-cover", "Ignores Cover: no benefit of cover to the save")
         elif _cover_improves_save(weapon, target, context):
-            step("benefit-of-cover", f"Benefit of Cover: +1 to the armour save ({armour}+ -> {armour - 1}+, 10th edition)")
-            armour -= 1
+            step("benefit-of-cover", f"Benefit of Cover: +{rules.cover.amount} to the armour save "
+                 f"({armour}+ -> {armour - rules.cover.amount}+, {rules.ordinal} edition)"
+                 + ("" if context.cover else "; from indirect fire"))
+            armour -= rules.cover.amount
         else:
             step("benefit-of-cover", "Benefit of Cover: no effect (Sv 3+ or better against AP 0)")
     which = "no save"
     if save is not None:
         invulnerable = target.invulnerable_save is not None and (armour is None or target.invulnerable_save < armour)
         which = "invulnerable save" if invulnerable else "armour save"
-        if context.edition == 11 and target.invulnerable_save is not None and target.save is not None:
+        if not improves_save and target.invulnerable_save is not None and target.save is not None:
             which += f", the better of armour {armour}+ and InSv {target.invulnerable_save}+"
     step("save-rolls", f"AP{weapon.armour_penetration}: save {f'{save}+' if save else 'none'} ({which}); "
          f"P(unsaved) = {unsaved_p:.4f}")
@@ -668,30 +779,31 @@ def _damage_steps(weapon: Weapon, target: Target, context: Context, normal: np.n
              "this weapon is [PSYCHIC]")
 
 
-def _hazardous(weapons: Sequence[Weapon], context: Context, steps: list[Step]) -> float:
-    """Expected mortal wounds the attacking unit suffers from its HAZARDOUS weapons (module
-    docstring); adds the steps."""
+def _hazardous(weapons: Sequence[Weapon], context: Context, rules: EditionRules, steps: list[Step]) -> float:
+    """Expected mortal wounds the attacking unit suffers from its HAZARDOUS weapons, as declared
+    (``hazardous``: one roll per weapon selected, failing on ``fails_on_at_most`` or less, each
+    failure ``mortal_wounds``, or ``mortal_wounds_monster_vehicle`` for a MONSTER/VEHICLE unit);
+    adds the steps."""
     tests = sum(w.models for w in weapons if w.hazardous)
     if not tests:
         return 0.0
-    if context.edition == 10:
-        failed = Fraction(tests, 6)
-        each = 3
-        steps.append(Step("hazardous", f"Hazardous: {tests} Hazardous test(s) for the attacker (one per Hazardous weapon "
-                                       f"per model), each failing on a 1: {float(failed):.4f} expected failed tests; "
-                                       f"each is 3 mortal wounds on one selected model (10th edition, current wording)"))
+    rule = rules.hazardous
+    failed = Fraction(tests * rule.fails_on_at_most, 6)
+    beasts = {"MONSTER", "VEHICLE"} & {k.upper() for k in context.attacker_keywords}
+    each = rule.mortal_wounds_monster_vehicle if beasts else rule.mortal_wounds
+    if rule.roll_key == rule.key:  # the 10th edition's wording: one Hazardous test
+        steps.append(Step(rule.key, f"Hazardous: {tests} Hazardous test(s) for the attacker (one per Hazardous weapon "
+                                    f"per model), each failing on a 1: {float(failed):.4f} expected failed tests; "
+                                    f"each is {each} mortal wounds on one selected model ({rules.wording})"))
     else:
-        failed = Fraction(tests, 3)
-        beasts = {"MONSTER", "VEHICLE"} & {k.upper() for k in context.attacker_keywords}
-        each = 3 if beasts else 1
-        steps.append(Step("hazardous", f"[HAZARDOUS]: {tests} hazard roll(s) for the attacker (one per [HAZARDOUS] "
-                                       "weapon selected)"))
-        steps.append(Step("hazard-rolls", f"hazard rolls fail on a 1-2: {float(failed):.4f} expected failures; each is "
-                                          f"{each} mortal wound{'s' if each > 1 else ''}"
-                                          + (f" (every model is {'/'.join(sorted(beasts))})" if beasts else "")))
+        steps.append(Step(rule.key, f"[HAZARDOUS]: {tests} {rule.name}(s) for the attacker (one per [HAZARDOUS] "
+                                    "weapon selected)"))
+        steps.append(Step(rule.roll_key, f"{rule.name}s fail on a 1-{rule.fails_on_at_most}: {float(failed):.4f} "
+                                         f"expected failures; each is {each} mortal wound{'s' if each > 1 else ''}"
+                                         + (f" (every model is {'/'.join(sorted(beasts))})"
+                                            if beasts and each != rule.mortal_wounds else "")))
     mortal_wounds = float(failed * each)
-    steps.append(Step("hazardous" if context.edition == 10 else "hazard-rolls",
-                      f"attacker: expected mortal wounds from hazardous weapons = {mortal_wounds:.4f}"))
+    steps.append(Step(rule.roll_key, f"attacker: expected mortal wounds from hazardous weapons = {mortal_wounds:.4f}"))
     return mortal_wounds
 
 
@@ -701,20 +813,20 @@ def _hazardous(weapons: Sequence[Weapon], context: Context, steps: list[Step]) -
 
 @lru_cache(maxsize=4096)
 def _roll_probabilities(
-    needed: int, modifier: int, critical_on: int, only_sixes: bool, reroll: str | None
+    needed: int, modifier: int, critical_on: int, fails_at_most: int, reroll: str | None
 ) -> tuple[tuple[float, float, float], tuple[int, ...]]:
     """(P(fail), P(success, not critical), P(critical)) of one D6 test, and the faces re-rolled.
 
     ``needed`` is the roll target, ``modifier`` the capped modifier, ``critical_on`` the
-    unmodified result that is critical; ``only_sixes``: success only on an unmodified 6 (Fire
-    Overwatch), then critical. Re-rolls are decided on the unmodified face (``ones``) or on the
-    modified outcome (``failed``, ``all``), and a re-roll's own outcome stands.
+    unmodified result that is critical; an unmodified result of ``fails_at_most`` or less fails
+    (1 for every hit and wound roll; 5 for Fire Overwatch / snap shooting, where only an
+    unmodified 6 hits and is critical; 3 or 5 for indirect fire). Re-rolls are decided on the
+    unmodified face (``ones``) or on the modified outcome (``failed``, ``all``), and a re-roll's
+    own outcome stands.
     """
     classes = []
     for face in range(1, 7):
-        if only_sixes:
-            classes.append(_CRITICAL if face == 6 else _FAIL)
-        elif face == 1:
+        if face <= fails_at_most:
             classes.append(_FAIL)
         elif face >= critical_on:
             classes.append(_CRITICAL)
@@ -1056,29 +1168,34 @@ def _models_pmf(x: np.ndarray, target: Target) -> np.ndarray:
 # Validation and notes
 
 
-def _cover_improves_save(weapon: Weapon, target: Target, context: Context) -> bool:
-    """10th edition "Benefit of Cover": +1 to the armour save (ranged, no IGNORES COVER, not Sv 3+
-    or better against AP 0). Never in the 11th edition."""
-    return (
-        context.edition == 10
-        and context.cover
-        and not weapon.is_melee
-        and not weapon.ignores_cover
-        and target.save is not None
-        and not (target.save <= 3 and weapon.armour_penetration == 0)
-    )
-
-
-def _cover_11e(weapon: Weapon, target: Target, context: Context) -> str | None:
-    """11th edition 13.08 / 24.33 / 24.18: why the target has the benefit of cover against this
-    attack (``"benefit of cover"``, ``"Stealth"``), or None (melee, IGNORES COVER, no cover)."""
+def _cover(weapon: Weapon, target: Target, context: Context) -> str | None:
+    """Why the target has the benefit of cover against this attack (``"benefit of cover"``, from
+    Stealth where the edition's Stealth gives cover (11th, 24.33), from indirect fire where the
+    edition's indirect fire gives it), or None (melee, IGNORES COVER (24.18), no cover). One
+    benefit: the reasons are not cumulative."""
     if weapon.is_melee or weapon.ignores_cover:
         return None
+    rules = rules_for(context.edition)
     if context.cover:
         return "benefit of cover"
-    if target.stealth:
+    if target.stealth and rules.stealth.effect == "benefit-of-cover":
         return "benefit of cover from Stealth"
+    if _indirect(weapon, context) and rules.indirect_fire.cover:
+        return "benefit of cover from indirect fire"
     return None
+
+
+def _cover_improves_save(weapon: Weapon, target: Target, context: Context) -> bool:
+    """Whether the declared cover improves the armour save (10th edition "Benefit of Cover": +1,
+    not for Sv 3+ or better against AP 0; the 11th edition's cover worsens the BS instead)."""
+    rule = rules_for(context.edition).cover
+    exception = rule.no_cover_for_save_at_most
+    return (
+        rule.effect == "improve-save"
+        and _cover(weapon, target, context) is not None
+        and target.save is not None
+        and not (exception is not None and target.save <= exception and weapon.armour_penetration == 0)
+    )
 
 
 def _validate_target(target: Target) -> None:
@@ -1132,7 +1249,7 @@ def _validate(weapons: Sequence[Weapon], target: Target, context: Context) -> No
             raise EngineInputError(f"weapon {w.name!r}: models must be at least 1 (got {w.models})")
         if w.strength < 1:
             raise EngineInputError(f"weapon {w.name!r}: strength must be at least 1 (got {w.strength})")
-        if w.armour_penetration > 0:
+        if w.armour_penetration > 0 and limit("AP", w.armour_penetration, rules_for(context.edition)) > 0:
             raise EngineInputError(
                 f"weapon {w.name!r}: armour_penetration is 0 or negative (-1 for AP -1), got {w.armour_penetration}"
             )
@@ -1143,6 +1260,8 @@ def _validate(weapons: Sequence[Weapon], target: Target, context: Context) -> No
                 raise EngineInputError(f"weapon {w.name!r}: Anti-{anti.keyword} threshold must be 2..6, got {anti.threshold}")
         if w.blast is not None and w.blast < 0:
             raise EngineInputError(f"weapon {w.name!r}: blast must be 0 or more, got {w.blast}")
+        if w.cleave is not None and w.cleave < 0:
+            raise EngineInputError(f"weapon {w.name!r}: cleave must be 0 or more, got {w.cleave}")
         _check_weapon_limits(w, target, context)
 
 
@@ -1174,8 +1293,10 @@ def _check_weapon_limits(w: Weapon, target: Target, context: Context) -> None:
         raise EngineInputError(f"weapon {w.name!r}: Damage {w.damage.text} (up to {damage}): at most "
                                f"{limits.MAX_DAMAGE_PER_ATTACK} Damage per attack")
     per_model = max(w.attacks.maximum, 0) + (max(w.rapid_fire.maximum, 0) if half and w.rapid_fire is not None else 0)
-    if w.blast:
-        per_model += (w.blast if context.edition == 11 else 1) * (target.models // 5)
+    rules = rules_for(context.edition)
+    per_model += blast_attacks(w, target, rules)
+    if w.cleave and rules.cleave.supported:
+        per_model += w.cleave * (target.models // 5)
     attacks = w.models * per_model
     if attacks > limits.MAX_ATTACKS_PER_WEAPON:
         raise EngineInputError(f"weapon {w.name!r}: {w.models} models x up to {per_model} attacks = {attacks} "

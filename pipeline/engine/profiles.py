@@ -64,6 +64,12 @@ class Weapon:
     #: Abilities that hold only against some targets (11th edition, e.g. ``[LETHAL HITS: VEHICLE]``):
     #: (field name, condition as printed); see ``against``.
     conditions: tuple[tuple[str, str], ...] = ()
+    #: 11th edition [CLEAVE X] (24.06): X extra attack dice per five target models (one target)
+    cleave: int | None = None
+    #: [INDIRECT FIRE] (24.19): its effect applies when the attack fires indirectly (``Context.indirect``)
+    indirect_fire: bool = False
+    #: [CLOSE-QUARTERS] or [PISTOL] (24.07, 24.27): no -1 to hit in close-quarters shooting
+    close_quarters: bool = False
 
     def against(self, keywords: frozenset[str]) -> tuple["Weapon", tuple[tuple[str, str], ...]]:
         """This weapon as it attacks a target with ``keywords`` (upper case): each ability of
@@ -112,30 +118,14 @@ class Weapon:
     ) -> "Weapon":
         """Build a weapon from parsed abilities (``pipeline.normalise.weapon_abilities``).
 
-        Abilities the engine does not model (PISTOL, ASSAULT, ...) are accepted and ignored.
-        A Torrent weapon gets ``skill=None``.
+        Each ability means what the declaration says (``pipeline.engine.declarations.
+        weapon_ability``, ``edition_rules.toml``); abilities that change nothing in an attack
+        (ASSAULT, ONE SHOT, ...) and unknown ones are accepted and ignored. A Torrent weapon gets
+        ``skill=None``.
         """
-        kw: dict = {}
-        anti: list[Anti] = []
-        conditions: list[tuple[str, str]] = []
-        for a in abilities:
-            if a.condition and a.name != "ANTI" and _field_of(a.name):
-                conditions.append((_field_of(a.name), a.condition))  # type: ignore[arg-type]
-            if a.name == "ANTI" and a.target_keyword and a.threshold:
-                anti.append(Anti(a.target_keyword, a.threshold))
-            elif a.name == "SUSTAINED HITS" and a.value is not None:
-                kw["sustained_hits"] = a.value
-            elif a.name == "RAPID FIRE" and a.value is not None:
-                kw["rapid_fire"] = a.value
-            elif a.name == "MELTA" and a.value is not None:
-                kw["melta"] = a.value
-            elif a.name == "BLAST":
-                kw["blast"] = a.value.modifier if a.value is not None and a.value.is_fixed else 1
-            elif a.name in _FLAGS:
-                kw[_FLAGS[a.name]] = True
-        if kw.get("torrent"):
-            skill = None
-        return cls(
+        from pipeline.engine.declarations import grant_parsed
+
+        weapon = cls(
             name=name,
             attacks=dice(attacks) if isinstance(attacks, str) else attacks,
             skill=skill,
@@ -144,16 +134,10 @@ class Weapon:
             damage=dice(damage) if isinstance(damage, str) else damage,
             is_melee=is_melee,
             models=models,
-            anti=tuple(anti),
-            conditions=tuple(conditions),
-            **kw,
         )
-
-
-def _field_of(ability: str) -> str | None:
-    """The ``Weapon`` field an ability sets (``"LETHAL HITS"`` -> ``"lethal_hits"``), or None."""
-    return _FLAGS.get(ability) or {"SUSTAINED HITS": "sustained_hits", "RAPID FIRE": "rapid_fire",
-                                   "MELTA": "melta", "BLAST": "blast"}.get(ability)
+        for a in abilities:
+            weapon = grant_parsed(weapon, a, strict=False)
+        return weapon
 
 
 def keyword_condition_holds(condition: str, keywords: frozenset[str]) -> bool:
@@ -175,20 +159,6 @@ def keyword_condition_holds(condition: str, keywords: frozenset[str]) -> bool:
     wanted = {part.strip().upper() for part in text.replace(" or ", "/").split("/") if part.strip()}
     met = bool(wanted & keywords)
     return not met if negated else met
-
-
-_FLAGS = {
-    "LETHAL HITS": "lethal_hits",
-    "DEVASTATING WOUNDS": "devastating_wounds",
-    "TORRENT": "torrent",
-    "TWIN-LINKED": "twin_linked",
-    "HEAVY": "heavy",
-    "LANCE": "lance",
-    "IGNORES COVER": "ignores_cover",
-    "HAZARDOUS": "hazardous",
-    "PSYCHIC": "psychic",
-    "PRECISION": "precision",
-}
 
 
 @dataclass(frozen=True)
@@ -257,3 +227,15 @@ class Context:
     damage_modifier: int = 0
     lethal_hits_choice: bool | None = None
     attacker_keywords: frozenset[str] = field(default_factory=frozenset)
+    #: [INDIRECT FIRE] weapons fire indirectly: 10th edition at a target none of whose models is
+    #: visible; 11th edition indirect shooting (10.07). See ``edition_rules.toml`` indirect_fire.
+    indirect: bool = False
+    #: 11th edition, indirect shooting: the target is visible to one or more friendly units
+    #: (with ``stationary``, an unmodified hit roll of 1-3 fails instead of 1-5).
+    target_visible_to_friendly_unit: bool = False
+    #: the attacker shoots while engaged (11th close-quarters shooting, 10.06): a MONSTER/VEHICLE
+    #: attacker (``attacker_keywords``) gets -1 to hit except with [CLOSE-QUARTERS]/[PISTOL].
+    close_quarters: bool = False
+    #: the attacking models are damaged (their remaining wounds at or below Damaged X, 24.39;
+    #: the 10th edition's Damaged profiles): -1 to the hit roll.
+    damaged: bool = False

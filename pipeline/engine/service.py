@@ -166,9 +166,30 @@ def _attack(con, request: AttackRequest) -> AttackOutcome:
             + ", ".join(o["datasheet_id"] for o in others) + ": pass one as the attacker)"
         ) from None
     notes.extend(target_notes)
+    if context.damaged:
+        notes.append(damaged_note(con, sheet, context.edition))
     result = exact.resolve(weapons, target, context)
     return AttackOutcome(sheet["name"], tuple(weapons), target, result,
                          explain_steps(con, result, context.edition), tuple(notes))
+
+
+def damaged_note(con, sheet: dict, edition: int) -> str:
+    """The note for ``--damaged``: the attacker's Damaged profile from ``damaged_profiles`` (its
+    wounds and text) and the -1 to the hit roll the engine applies (24.39 Damaged; the 10th
+    edition's Damaged profiles), or that the database has no Damaged profile for the datasheet."""
+    from pipeline.engine.declarations import rules_for
+
+    modifier = rules_for(edition).damaged.hit_modifier
+    rows = con.execute("SELECT min_wounds, max_wounds, text, hit_roll_modifier FROM damaged_profiles "
+                       "WHERE datasheet_id = ? ORDER BY line", [sheet["datasheet_id"]]).fetchall()
+    if not rows:
+        return (f"attacker {sheet['name']}: --damaged: the database has no Damaged profile for "
+                f"{sheet['datasheet_id']}; {modifier:+d} to the hit roll applied as asked")
+    low, high, text, hit = rows[0]
+    wounds = f"{low}-{high}" if low is not None and high is not None else f"at most {high}" if high else "?"
+    said = "" if hit is None or hit == modifier else f" (its text gives {hit:+d}: not the one modelled)"
+    return (f"attacker {sheet['name']}: damaged ({wounds} wounds remaining: {text.strip()!r}): "
+            f"{modifier:+d} to the hit roll{said}")
 
 
 def check_request(request: AttackRequest) -> None:

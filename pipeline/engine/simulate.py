@@ -49,7 +49,7 @@ Abilities", current wording as in ``cases/README.md``):
   the original wording's "one model destroyed unless CHARACTER, MONSTER or VEHICLE" is not used,
   so ``AttackResult.hazardous_models_destroyed`` stays 0).
 
-11th edition (``Context.edition == 11``; the core rules page in ``raw/``, sections named) differs
+11th edition (``Context(edition=11)``; the core rules page in ``raw/``, sections named) differs
 as follows; everything else is as above:
 
 - 13.08 Benefit of Cover: a ranged attack without [IGNORES COVER] (24.18) against a target with
@@ -94,15 +94,25 @@ Critical Hits); ``wounds`` (successful wound rolls plus Lethal Hits' automatic w
 
 Not modelled: PRECISION (no effect on the outcome against Bodyguard models); PSYCHIC in the 10th
 edition (a tag only).
+
+Where the rules live: every edition difference above is read from the one declaration that the
+exact engine reads too (``pipeline/engine/edition_rules.toml`` through
+``pipeline.engine.declarations.rules_for``), including the 11th edition's characteristic limits
+(BS/WS 2+..6+, AP never positive, A and S at least 1), [CLEAVE X], indirect fire (10.07; the 10th
+edition's Indirect Fire), close-quarters shooting of a MONSTER/VEHICLE (10.06) and Damaged (24.39,
+-1 to hit). The sampling code here is the simulator's own.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
 
+from pipeline.engine import declarations
+from pipeline.engine.declarations import EditionRules, capped, limit, rules_for
 from pipeline.engine.profiles import Anti, Context, Reroll, Target, Weapon
 from pipeline.engine.result import STAGES, AttackResult, Distribution
 from pipeline.errors import InputError
@@ -170,16 +180,17 @@ def simulate(
     by no model, an edition other than 10 and 11, or ``choices`` not one per weapon.
     """
     context = context or Context()
-    weapons = [w.against(target.keywords)[0] for w in weapons]  # keyword-restricted abilities
+    _check_inputs(weapons, target, context, trials)
+    rules = rules_for(context.edition)
+    weapons = _prepared(weapons, target, rules)
     chosen = _choices(weapons, target, context, trials, seed, choices)
     counts = _run(weapons, target, context, chosen, trials, seed)
     report: dict[str, str] = {}
-    if context.edition == 11:
-        for w, choice in zip(weapons, chosen):
-            if w.lethal_hits and not w.torrent and w.skill is not None:  # it can score Critical Hits
-                report[f"Lethal Hits: {w.name}"] = LETHAL_HITS_OPTIONS[choice.auto_wound]
-            if len({a.threshold for a in applicable_anti(w, target)}) > 1 and choice.anti is not None:
-                report[f"Anti: {w.name}"] = f"Anti-{choice.anti.keyword} {choice.anti.threshold}+"
+    for w, choice in zip(weapons, chosen):
+        if rules.lethal_hits.optional and w.lethal_hits and not w.torrent and w.skill is not None:
+            report[f"Lethal Hits: {w.name}"] = LETHAL_HITS_OPTIONS[choice.auto_wound]  # it can score Critical Hits
+        if rules.anti.duplicates and len({a.threshold for a in applicable_anti(w, target)}) > 1 and choice.anti is not None:
+            report[f"Anti: {w.name}"] = f"Anti-{choice.anti.keyword} {choice.anti.threshold}+"
     dists = {
         name: Distribution(np.bincount(getattr(counts, name)).astype(np.float64) / trials)
         for name in TrialCounts.FIELDS
@@ -187,10 +198,9 @@ def simulate(
     destroyed = float(np.mean(counts.models_destroyed == target.models))
     failed = float(counts.hazardous_tests_failed.mean())
     notes = (
-        f"Monte Carlo simulation, {context.edition}th edition: {trials:,} trials, seed {seed}",
+        f"Monte Carlo simulation, {rules.ordinal} edition: {trials:,} trials, seed {seed}",
         "re-roll 'all' is re-roll failed rolls; Devastating Wounds allocated after all other attacks",
-        f"attacker's failed {'Hazardous tests' if context.edition == 10 else 'hazard rolls'}: "
-        f"{failed:.4f} expected",
+        f"attacker's failed {rules.hazardous.name}s: {failed:.4f} expected",
     )
     return AttackResult(
         **dists,
@@ -211,9 +221,9 @@ def hazard_mortal_wounds_per_failure(context: Context) -> int:
     >>> hazard_mortal_wounds_per_failure(Context(edition=11, attacker_keywords=frozenset({"VEHICLE"})))
     3
     """
-    if context.edition == 10:
-        return 3
-    return 3 if context.attacker_keywords & {"MONSTER", "VEHICLE"} else 1
+    rule = rules_for(context.edition).hazardous
+    beasts = {k.upper() for k in context.attacker_keywords} & {"MONSTER", "VEHICLE"}
+    return rule.mortal_wounds_monster_vehicle if beasts else rule.mortal_wounds
 
 
 def simulate_trials(
@@ -233,9 +243,25 @@ def simulate_trials(
     taken as in ``simulate``. Raises ``InputError`` as ``simulate`` does.
     """
     context = context or Context()
-    weapons = [w.against(target.keywords)[0] for w in weapons]  # keyword-restricted abilities
+    _check_inputs(weapons, target, context, trials)
+    weapons = _prepared(weapons, target, rules_for(context.edition))
     chosen = _choices(weapons, target, context, trials, seed, choices)
     return _run(weapons, target, context, chosen, trials, seed)
+
+
+def _prepared(weapons: Sequence[Weapon], target: Target, rules: EditionRules) -> list[Weapon]:
+    """The weapons as they attack this target: keyword-restricted abilities kept or taken off,
+    and the characteristics held within the edition's limits after all modifiers (11th
+    edition, 02.02.01: BS/WS 2+..6+, AP never positive, S at least 1)."""
+    out = []
+    for w in weapons:
+        w = w.against(target.keywords)[0]
+        changes = {"armour_penetration": limit("AP", w.armour_penetration, rules),
+                   "strength": limit("S", w.strength, rules)}
+        if w.skill is not None:
+            changes["skill"] = limit("WS" if w.is_melee else "BS", w.skill, rules)
+        out.append(dataclasses.replace(w, **changes))
+    return out
 
 
 def _choices(weapons, target, context, trials, seed, choices) -> tuple[AttackerChoice, ...]:
@@ -288,19 +314,22 @@ def attacker_choices(
     Raises ``InputError`` as ``simulate`` does.
     """
     _check_inputs(weapons, target, context, trials)
-    if context.edition == 10:
+    rules = rules_for(context.edition)
+    if not rules.lethal_hits.optional and not rules.anti.duplicates:
         return tuple(AttackerChoice(auto_wound=w.lethal_hits) for w in weapons)
     chosen = []
     for w in weapons:
         can_choose = w.lethal_hits and not w.torrent and w.skill is not None  # has Critical Hits
-        if context.lethal_hits_choice is not None:
+        if not rules.lethal_hits.optional:
+            lethal = [w.lethal_hits]
+        elif context.lethal_hits_choice is not None:
             lethal = [w.lethal_hits and context.lethal_hits_choice]
         else:
             lethal = [True, False] if can_choose else [w.lethal_hits]
         by_threshold: dict[int, Anti] = {}
         for a in sorted(applicable_anti(w, target), key=lambda a: a.threshold):
             by_threshold.setdefault(a.threshold, a)
-        antis = list(by_threshold.values()) or [None]
+        antis = (list(by_threshold.values()) or [None]) if rules.anti.duplicates else [None]
         candidates = [AttackerChoice(auto, anti) for auto in lethal for anti in antis]
         if len(candidates) == 1:
             chosen.append(candidates[0])
@@ -358,15 +387,7 @@ def wound_roll_target(strength: int, toughness: int) -> int:
     >>> [wound_roll_target(s, 4) for s in (8, 5, 4, 3, 2)]
     [2, 3, 4, 5, 6]
     """
-    if strength >= 2 * toughness:
-        return 2
-    if strength > toughness:
-        return 3
-    if strength == toughness:
-        return 4
-    if 2 * strength <= toughness:
-        return 6
-    return 5
+    return declarations.wound_roll_target(strength, toughness)
 
 
 def has_benefit_of_cover(weapon: Weapon, target: Target, context: Context) -> bool:
@@ -384,7 +405,15 @@ def has_benefit_of_cover(weapon: Weapon, target: Target, context: Context) -> bo
     """
     if weapon.is_melee or weapon.ignores_cover:
         return False
-    return context.cover or (context.edition == 11 and target.stealth)
+    rules = rules_for(context.edition)
+    stealth = target.stealth and rules.stealth.effect == "benefit-of-cover"
+    indirect = rules.indirect_fire.cover and fires_indirectly(weapon, context)
+    return context.cover or stealth or indirect
+
+
+def fires_indirectly(weapon: Weapon, context: Context) -> bool:
+    """An [INDIRECT FIRE] ranged weapon fired with ``context.indirect``."""
+    return context.indirect and weapon.indirect_fire and not weapon.is_melee
 
 
 def hit_roll_target(weapon: Weapon, target: Target, context: Context) -> tuple[int, int]:
@@ -418,15 +447,42 @@ def hit_roll_target(weapon: Weapon, target: Target, context: Context) -> tuple[i
     """
     if weapon.skill is None:
         raise ValueError(f"weapon {weapon.name!r} makes no hit roll (TORRENT)")
-    heavy = 1 if weapon.heavy and context.stationary else 0
-    if context.edition == 10:
-        stealth = 1 if target.stealth and not weapon.is_melee else 0
-        return weapon.skill, _capped(context.hit_modifier + heavy - stealth)
-    if weapon.psychic:  # each modifier that hurts the attack is ignored
-        return weapon.skill, _capped(max(0, context.hit_modifier) + heavy)
-    worsening = 1 if has_benefit_of_cover(weapon, target, context) else 0
-    # 11th edition, When modifying characteristics: after all modifiers, BS cannot be 7+ (or worse)
-    return min(6, weapon.skill + worsening), _capped(context.hit_modifier + heavy)
+    rules = rules_for(context.edition)
+    helping = [1 if weapon.heavy and context.stationary else 0, max(0, context.hit_modifier)]
+    hurting = [min(0, context.hit_modifier)]
+    if rules.stealth.effect == "hit-roll-modifier" and target.stealth and not weapon.is_melee:
+        hurting.append(rules.stealth.amount)
+    if context.damaged:
+        hurting.append(rules.damaged.hit_modifier)
+    if (context.close_quarters and not weapon.is_melee and not weapon.close_quarters
+            and {k.upper() for k in context.attacker_keywords} & {"MONSTER", "VEHICLE"}):
+        hurting.append(rules.close_quarters.monster_vehicle_hit_modifier)
+    if fires_indirectly(weapon, context):
+        hurting.append(rules.indirect_fire.hit_modifier)
+    worsening = rules.cover.amount if (rules.cover.effect == "worsen-bs"
+                                       and has_benefit_of_cover(weapon, target, context)) else 0
+    if weapon.psychic and rules.psychic.ignores_harmful_modifiers:  # each one that hurts is ignored
+        hurting, worsening = [], 0
+    skill = limit("WS" if weapon.is_melee else "BS", weapon.skill + worsening, rules)
+    return skill, capped(sum(helping) + sum(hurting), rules)
+
+
+def hit_roll_fails_on_at_most(weapon: Weapon, context: Context) -> int:
+    """The unmodified hit rolls that fail whatever the BS: 1, or with indirect fire 1-3 (10th
+    edition; 11th with Remained Stationary and the target visible to a friendly unit) or 1-5
+    (11th, 10.07), as declared in ``indirect_fire``.
+
+    >>> from schemas.types import DiceExpr
+    >>> one = DiceExpr(text="1", dice_count=0, dice_sides=0, modifier=1)
+    >>> w = Weapon(name="w", attacks=one, skill=3, strength=4, armour_penetration=0, damage=one, indirect_fire=True)
+    >>> [hit_roll_fails_on_at_most(w, Context(edition=e, indirect=True)) for e in (10, 11)]
+    [3, 5]
+    """
+    if not fires_indirectly(weapon, context):
+        return 1
+    rule = rules_for(context.edition).indirect_fire
+    spotted = context.stationary and context.target_visible_to_friendly_unit
+    return rule.fails_on_at_most_spotted if spotted else rule.fails_on_at_most
 
 
 def save_roll_target(weapon: Weapon, target: Target, context: Context) -> int:
@@ -449,11 +505,13 @@ def save_roll_target(weapon: Weapon, target: Target, context: Context) -> int:
     4
     """
     needed = 7
+    cover = rules_for(context.edition).cover
     if target.save is not None:
         armour = target.save - weapon.armour_penetration
-        in_cover = context.edition == 10 and has_benefit_of_cover(weapon, target, context)
-        if in_cover and not (target.save <= 3 and weapon.armour_penetration == 0):
-            armour -= 1
+        in_cover = cover.effect == "improve-save" and has_benefit_of_cover(weapon, target, context)
+        exception = cover.no_cover_for_save_at_most
+        if in_cover and not (exception is not None and target.save <= exception and weapon.armour_penetration == 0):
+            armour -= cover.amount
         needed = min(needed, armour)
     if target.invulnerable_save is not None:
         needed = min(needed, target.invulnerable_save)
@@ -473,12 +531,24 @@ def blast_attacks(weapon: Weapon, target: Target, context: Context) -> int:
     """
     if not weapon.blast:
         return 0
-    per_five = weapon.blast if context.edition == 11 else 1
+    per_five = weapon.blast if rules_for(context.edition).blast.per_five == "x" else 1
     return per_five * (target.models // 5)
 
 
-def _capped(modifier: int) -> int:
-    return max(-1, min(1, modifier))
+def cleave_attacks(weapon: Weapon, target: Target, context: Context) -> int:
+    """The attack dice [CLEAVE X] adds per model (11th edition, 24.06; the weapon's attacks all
+    at one target, as here): X for every five models in the target unit, rounding down; 0 in an
+    edition without the ability.
+
+    >>> from schemas.types import DiceExpr
+    >>> three = DiceExpr(text="3", dice_count=0, dice_sides=0, modifier=3)
+    >>> w = Weapon(name="w", attacks=three, skill=3, strength=4, armour_penetration=0, damage=three, cleave=1)
+    >>> cleave_attacks(w, Target(toughness=3, save=5, wounds=1, models=16), Context(edition=11))
+    3
+    """
+    if not weapon.cleave or not rules_for(context.edition).cleave.supported:
+        return 0
+    return weapon.cleave * (target.models // 5)
 
 
 def _roll(rng: np.random.Generator, expr: DiceExpr, n: int) -> np.ndarray:
@@ -563,8 +633,8 @@ def _attacks_per_model_bound(weapon: Weapon, target: Target, context: Context) -
     most = weapon.attacks.maximum
     if weapon.rapid_fire is not None and context.half_range:
         most += weapon.rapid_fire.maximum
-    most += blast_attacks(weapon, target, context)
-    return max(0, most)
+    most += blast_attacks(weapon, target, context) + cleave_attacks(weapon, target, context)
+    return max(1, most)
 
 
 def _max_events(weapons: Sequence[Weapon], target: Target, context: Context) -> int:
@@ -581,8 +651,9 @@ def _hit_roll(rng, weapon: Weapon, target: Target, context: Context, attack_tria
     if weapon.torrent or weapon.skill is None:
         return attack_trial, attack_trial[:0]
     reroll = context.reroll_hits
+    rules = rules_for(context.edition)
     if context.overwatch:
-        if context.edition == 11:
+        if rules.overwatch.no_hit_rerolls:
             reroll = None  # 15.09 snap shooting: "You cannot re-roll hit rolls."
 
         def judge(rolls):
@@ -590,9 +661,13 @@ def _hit_roll(rng, weapon: Weapon, target: Target, context: Context, attack_tria
             return six, six
     else:
         needed, modifier = hit_roll_target(weapon, target, context)
+        fails_on = hit_roll_fails_on_at_most(weapon, context)
+        if fails_on > 1 and rules.indirect_fire.no_hit_rerolls:
+            reroll = None  # 10.07 indirect shooting: "You cannot re-roll hit rolls."
 
         def judge(rolls):
-            return _outcome(rolls, needed, modifier, context.critical_hit_on)
+            success, critical = _outcome(rolls, needed, modifier, context.critical_hit_on)
+            return success & (rolls > fails_on), critical & (rolls > fails_on)
 
     rolls = _roll_test(rng, attack_trial.size, reroll, judge)
     success, critical = judge(rolls)
@@ -623,7 +698,7 @@ def critical_wound_on(weapon: Weapon, target: Target, context: Context, anti: An
     4
     """
     applicable = [a.threshold for a in applicable_anti(weapon, target)]
-    if context.edition == 11 and applicable:
+    if rules_for(context.edition).anti.duplicates and applicable:
         applicable = [anti.threshold if anti is not None else min(applicable)]
     return min([context.critical_wound_on, *applicable])
 
@@ -631,12 +706,14 @@ def critical_wound_on(weapon: Weapon, target: Target, context: Context, anti: An
 def _fire(rng, weapon: Weapon, target: Target, context: Context, choice: AttackerChoice, n: int) -> _Fired:
     """Resolve one weapon's attacks in ``n`` trials up to damage after Feel No Pain, with the
     attacker's ``choice`` (Lethal Hits option, the Anti ability used)."""
-    # Attacks: rolled per model, plus Rapid Fire and Blast per model.
+    # Attacks: rolled per model, plus Rapid Fire, Blast and Cleave per model.
+    rules = rules_for(context.edition)
     per_model = _roll(rng, weapon.attacks, n * weapon.models)
     if weapon.rapid_fire is not None and context.half_range:
         per_model += _roll(rng, weapon.rapid_fire, n * weapon.models)
-    per_model += blast_attacks(weapon, target, context)
-    attacks = np.maximum(per_model, 0).reshape(n, weapon.models).sum(axis=1)
+    per_model += blast_attacks(weapon, target, context) + cleave_attacks(weapon, target, context)
+    fewest = rules.limits.bounds.get("A", (None, None))[0] or 0  # 11th edition: A at least 1
+    attacks = np.maximum(per_model, fewest).reshape(n, weapon.models).sum(axis=1)
     attack_trial = np.repeat(np.arange(n, dtype=np.int32), attacks)
     empty = attack_trial[:0]
 
@@ -652,14 +729,14 @@ def _fire(rng, weapon: Weapon, target: Target, context: Context, choice: Attacke
         rolled, automatic = np.concatenate([normal_hit, extra_hit]), critical_hit
     else:
         rolled, automatic = np.concatenate([normal_hit, extra_hit, critical_hit]), empty
-    wound_modifier = _capped(context.wound_modifier + (1 if weapon.lance and context.charged else 0))
+    wound_modifier = capped(context.wound_modifier + (1 if weapon.lance and context.charged else 0), rules)
     needed = wound_roll_target(weapon.strength, target.toughness)
     critical_on = critical_wound_on(weapon, target, context, choice.anti)
 
     def judge_wound(rolls):
         return _outcome(rolls, needed, wound_modifier, critical_on)
 
-    reroll = _more_generous(context.reroll_wounds, "failed" if weapon.twin_linked else None)
+    reroll = _more_generous(context.reroll_wounds, rules.twin_linked.reroll if weapon.twin_linked else None)
     rolls = _roll_test(rng, rolled.size, reroll, judge_wound)
     success, critical = judge_wound(rolls)
     wounded = rolled[success]
@@ -690,7 +767,7 @@ def _fire(rng, weapon: Weapon, target: Target, context: Context, choice: Attacke
     # 1, an 11th-edition hazard roll (06.03) on a 1-2.
     hazardous = np.zeros(n, dtype=np.int64)
     if weapon.hazardous:
-        fails_on = 1 if context.edition == 10 else 2
+        fails_on = rules.hazardous.fails_on_at_most
         hazardous = (_d6(rng, n * weapon.models).reshape(n, weapon.models) <= fails_on).sum(axis=1)
     return _Fired(
         attacks=attacks.astype(np.int64),
