@@ -24,6 +24,13 @@ def parse_list(data: bytes, fmt: str | None = None) -> ArmyList:
     is not UTF-8, or a list its importer cannot read."""
     if len(data) > MAX_LIST_BYTES:
         raise ArmyListError(f"{len(data)} bytes: at most {MAX_LIST_BYTES} bytes in one army list")
+    text = None
+    if data[:4] != b"PK\x03\x04":  # all but a zipped roster is text: UTF-8 first
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = data[:exc.start].count(b"\n") + 1
+            raise ArmyListError(f"line {line}: not UTF-8 text (byte {exc.start}); save the list as UTF-8") from None
     fmt = fmt or detect_format(data)
     if fmt is None:
         raise ArmyListError(
@@ -34,11 +41,8 @@ def parse_list(data: bytes, fmt: str | None = None) -> ArmyList:
         raise ArmyListError(f"no list format {fmt!r}; the formats are: " + ", ".join(FORMATS))
     if fmt == "battlescribe":
         return importer(fmt)(data)
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data[:exc.start].count(b"\n") + 1
-        raise ArmyListError(f"line {line}: not UTF-8 text (byte {exc.start}); save the list as UTF-8") from None
+    if text is None:
+        raise ArmyListError(f"line 1: a zip file is read as a BattleScribe roster only, not as {fmt}")
     return importer(fmt)(text)
 
 
