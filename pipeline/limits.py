@@ -101,3 +101,7 @@ def check_name(value: str, what: str) -> str:
         raise limit_error(f"a {what} of {len(value)} characters", f"at most {MAX_NAME_LENGTH} characters",
                           "shorten it")
     return value
+
+#: Bytes of one army list file, and of the roster inside a ``.rosz`` once unzipped (a real
+#: 2,000-point BattleScribe roster has some 200 KB; a text list a few KB).
+MAX_LIST_BYTES = 8 * 1024 * 1024

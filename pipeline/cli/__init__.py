@@ -51,6 +51,7 @@ app = typer.Typer(
 def register_commands() -> None:
     """Import the command modules (each registers its commands with ``app`` on import)."""
     from pipeline.cli import attack, build, compare, data, fetch, rules  # noqa: F401
+    from pipeline.cli import lists  # noqa: F401
 
 
 @functools.lru_cache(maxsize=1)

@@ -1,0 +1,69 @@
+"""Army lists as players export them, read into one shape (``pipeline.lists.model.ArmyList``)
+and matched to the database's datasheets (``pipeline.lists.match``).
+
+``read_list(path)`` reads a file of any known format (``pipeline.lists.detect.FORMATS``), detected
+from its content. Importers only read text (no database, no network); a list that cannot be
+read is an ``ArmyListError`` naming the file and the line.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pipeline.limits import MAX_LIST_BYTES
+from pipeline.lists.detect import FORMATS, detect_format, importer
+from pipeline.lists.errors import ArmyListError
+from pipeline.lists.model import ArmyList
+
+__all__ = ["ArmyList", "ArmyListError", "FORMATS", "detect_format", "parse_list", "read_list"]
+
+
+def parse_list(data: bytes, fmt: str | None = None) -> ArmyList:
+    """The army list in ``data`` (a file's bytes), read as ``fmt`` or as the format its content
+    shows. Raises ``ArmyListError`` (message: ``line N: ...``) for an unknown format, text that
+    is not UTF-8, or a list its importer cannot read."""
+    if len(data) > MAX_LIST_BYTES:
+        raise ArmyListError(f"{len(data)} bytes: at most {MAX_LIST_BYTES} bytes in one army list")
+    text = None
+    if data[:4] != b"PK\x03\x04":  # all but a zipped roster is text: UTF-8 first
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = data[:exc.start].count(b"\n") + 1
+            raise ArmyListError(f"line {line}: not UTF-8 text (byte {exc.start}); save the list as UTF-8") from None
+    fmt = fmt or detect_format(data)
+    if fmt is None:
+        raise ArmyListError(
+            "line 1: not an army list of a known format (" + ", ".join(FORMATS)
+            + "); export the list again as text from the Warhammer app, New Recruit, ListForge or War Organ, "
+            "or as a BattleScribe roster (.ros/.rosz)")
+    from pipeline.lists.detect import NOT_YET_READ
+
+    if fmt not in FORMATS and fmt not in NOT_YET_READ:
+        raise ArmyListError(f"no list format {fmt!r}; the formats are: " + ", ".join(FORMATS))
+    if fmt == "battlescribe":
+        return importer(fmt)(data)
+    if text is None:
+        raise ArmyListError(f"line 1: a zip file is read as a BattleScribe roster only, not as {fmt}")
+    return importer(fmt)(text)
+
+
+def read_list(path: Path | str, fmt: str | None = None) -> ArmyList:
+    """The army list in the file at ``path`` (``parse_list``). Raises ``ArmyListError``
+    naming the file for a file that cannot be read, is too large, or is not a list."""
+    path = Path(path)
+    try:
+        if path.stat().st_size > MAX_LIST_BYTES:
+            raise ArmyListError(f"{path}: {path.stat().st_size} bytes: at most {MAX_LIST_BYTES} bytes in one army "
+                                "list; this is no army list")
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise ArmyListError(f"{path}: no such file; give the path of an exported army list") from None
+    except IsADirectoryError:
+        raise ArmyListError(f"{path}: a folder, not an army list file") from None
+    except OSError as exc:
+        raise ArmyListError(f"{path}: cannot read the file ({exc.strerror})") from None
+    try:
+        return parse_list(data, fmt)
+    except ArmyListError as exc:
+        raise ArmyListError(f"{path}, {exc}") from None

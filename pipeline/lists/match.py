@@ -1,0 +1,278 @@
+"""Matching an army list's units, models, weapons and Enhancements to the database.
+
+Every comparison goes through ``name_score`` (the project's ``name_key``: case, accents,
+quotes, hyphens, British and American spelling, and the plural for models and weapons; then
+the similarity of what is left). A name is matched when its best candidate scores at least
+``MIN_SCORE``; otherwise it is named as unmatched, never dropped.
+
+Units are looked for among the datasheets of the list's edition (matched play before Combat
+Patrol; the list's faction first); models among the datasheet's model lines and profiles;
+weapons and wargear among the datasheet's weapon profiles and wargear abilities. French lists
+print unit, model and weapon names in English (the Warhammer app's French export does), so
+only labels are translated (``labels.toml``); a French unit name would be unmatched.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import duckdb
+
+from pipeline.lists.model import ArmyList, ListedUnit, ModelLine, Wargear
+from pipeline.normalise.names import name_key
+
+#: The lowest score of a match: below it a name is unmatched.
+MIN_SCORE = 0.8
+
+
+def name_score(printed: str, candidate: str) -> float:
+    """How well a printed name matches a candidate, from 0 to 1: 1 for the same name to a
+    reader (``name_key``), 0.95 for the same name but for the plural, 0.9 when the words of one
+    are all in the other (``Crisis Shas’vre`` in ``Crisis Sunforge Shas’vre``), else the
+    similarity of the two keys (difflib's ratio, rounded to two places).
+
+    >>> name_score("Thunder Hammer", "Thunder hammer"), name_score("Pathfinders", "Pathfinder")
+    (1.0, 0.95)
+    >>> name_score("Crisis Shas’vre", "Crisis Sunforge Shas'vre")
+    0.9
+    >>> name_score("Khorne Berserkers", "Khorne Berzerkers")
+    0.94
+    """
+    a, b = name_key(printed), name_key(candidate)
+    if a == b:
+        return 1.0
+    a, b = name_key(printed, ignore_plural=True), name_key(candidate, ignore_plural=True)
+    if a == b:
+        return 0.95
+    wa, wb = set(a.split()), set(b.split())
+    if wa and wb and (wa <= wb or wb <= wa) and min(len(wa), len(wb)) >= 2:
+        return 0.9
+    return round(difflib.SequenceMatcher(None, a, b).ratio(), 2)
+
+
+def _best(printed: str, candidates: list[str]) -> tuple[str | None, float]:
+    """The best candidate and its score (None, 0.0 when there is none)."""
+    scored = sorted(((name_score(printed, c), c) for c in candidates), key=lambda p: -p[0])
+    return (scored[0][1], scored[0][0]) if scored else (None, 0.0)
+
+
+@dataclass(frozen=True)
+class MatchedWargear:
+    """A printed wargear item and what it is on the datasheet: ``kind`` ``weapon`` (a weapon
+    profile, ``matched`` its name), ``wargear`` (a wargear ability) or None (unmatched)."""
+
+    printed: str
+    count: int
+    matched: str | None
+    kind: str | None
+    score: float
+
+
+@dataclass(frozen=True)
+class MatchedModel:
+    """A model line and the datasheet model it is (``matched`` None: unmatched)."""
+
+    printed: str
+    count: int
+    matched: str | None
+    score: float
+    wargear: tuple[MatchedWargear, ...]
+    line: int
+
+
+@dataclass(frozen=True)
+class MatchedUnit:
+    """A listed unit and its datasheet (``datasheet_id`` None: unmatched)."""
+
+    unit: ListedUnit
+    datasheet_id: str | None
+    datasheet_name: str | None
+    score: float
+    models: tuple[MatchedModel, ...]
+    wargear: tuple[MatchedWargear, ...]
+    enhancements: tuple[tuple[str, str | None, float], ...]  # (printed, matched, score)
+
+
+@dataclass(frozen=True)
+class MatchedAttachment:
+    """An Attached unit with whether the database's leader links allow each Leader to lead
+    that Bodyguard (``allowed`` None: a unit is unmatched; ``can_lead``: the units it can)."""
+
+    leader: int
+    bodyguard: int
+    allowed: bool | None
+    can_lead: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class MatchedList:
+    """A list matched to the database: ``edition`` used, ``faction_id`` found (None: not found),
+    the units in list order, the Attached units, ``unmatched`` (every name not found, as
+    ``unit 'X' (line 12)``) and ``notes``."""
+
+    army: ArmyList
+    edition: int
+    faction_id: str | None
+    units: tuple[MatchedUnit, ...]
+    attachments: tuple[MatchedAttachment, ...]
+    unmatched: tuple[str, ...]
+    notes: tuple[str, ...]
+
+
+def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> list[dict[str, Any]]:
+    cursor = con.execute(sql, params)
+    names = [d[0] for d in cursor.description]
+    return [dict(zip(names, row)) for row in cursor.fetchall()]
+
+
+def _faction_id(con: duckdb.DuckDBPyConnection, faction: str | None) -> str | None:
+    if not faction:
+        return None
+    rows = con.execute("SELECT faction_id, name FROM factions").fetchall()
+    parts = [faction] + [p.strip() for p in faction.split(" - ")]
+    for part in parts:
+        for fid, fname in rows:
+            if name_key(fname) == name_key(part) or fid == part:
+                return fid
+    return None
+
+
+class _Sheets:
+    """The datasheets of one edition and their parts, read once per list."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, edition: int) -> None:
+        self.con = con
+        self.edition = edition
+        self.sheets = _rows(con, "SELECT datasheet_id, name, faction_id, game_mode FROM datasheets "
+                                 "WHERE edition = ? ORDER BY (game_mode = 'combat-patrol'), datasheet_id", [edition])
+
+    def find(self, name: str, faction_id: str | None, faction: str | None) -> tuple[dict | None, float]:
+        names = [name]
+        if faction:  # ListForge prints "World Eaters Forgefiend"
+            for part in [faction] + faction.split(" - "):
+                if name_key(name).startswith(name_key(part) + " "):
+                    names.append(name[len(part):].strip())
+        best: tuple[float, int, int, dict | None] = (0.0, 0, 0, None)
+        for candidate in names:
+            for order, sheet in enumerate(self.sheets):
+                score = name_score(candidate, sheet["name"])
+                if score < MIN_SCORE:
+                    continue
+                key = (score, sheet["faction_id"] == faction_id, sheet["game_mode"] != "combat-patrol")
+                if best[3] is None or key > best[:3]:
+                    best = (*key, sheet)  # type: ignore[assignment]
+        return best[3], best[0]
+
+    def models(self, datasheet_id: str) -> list[str]:
+        rows = self.con.execute(
+            "SELECT model_name FROM unit_composition WHERE datasheet_id = ? UNION ALL "
+            "SELECT model_name FROM model_profiles WHERE datasheet_id = ?", [datasheet_id, datasheet_id]).fetchall()
+        return list(dict.fromkeys(r[0] for r in rows if r[0]))
+
+    def gear(self, datasheet_id: str) -> tuple[list[str], list[str]]:
+        weapons = [r[0] for r in self.con.execute(
+            "SELECT DISTINCT weapon_name FROM weapon_profiles WHERE datasheet_id = ? ORDER BY 1", [datasheet_id]).fetchall()]
+        wargear = [r[0] for r in self.con.execute(
+            "SELECT DISTINCT name FROM abilities WHERE datasheet_id = ? AND kind = 'wargear' ORDER BY 1",
+            [datasheet_id]).fetchall()]
+        return weapons, wargear
+
+
+def _match_gear(item: Wargear, weapons: list[str], wargear: list[str]) -> list[MatchedWargear]:
+    """A printed item as weapons or wargear; an item that matches nothing whole but whose parts
+    joined by ``and`` / ``&`` each do (War Organ's ``Gorechild and Plasma pistol``) is its parts."""
+    weapon, w_score = _best(item.name, weapons)
+    gear, g_score = _best(item.name, wargear)
+    if max(w_score, g_score) >= MIN_SCORE:
+        if w_score >= g_score:
+            return [MatchedWargear(item.name, item.count, weapon, "weapon", w_score)]
+        return [MatchedWargear(item.name, item.count, gear, "wargear", g_score)]
+    parts = [p.strip() for p in re.split(r"\s+(?:and|&)\s+|\s+with\s+", item.name) if p.strip()]
+    if len(parts) > 1:
+        matched = [_match_gear(Wargear(p, item.count), weapons, wargear) for p in parts]
+        if all(m[0].kind for m in matched):
+            return [m for ms in matched for m in ms]
+    return [MatchedWargear(item.name, item.count, None, None, max(w_score, g_score))]
+
+
+def _match_models(unit: ListedUnit, sheet_models: list[str], weapons: list[str], wargear: list[str],
+                  unit_score: float) -> tuple[MatchedModel, ...]:
+    out = []
+    for model in unit.models:
+        matched, score = _best(model.name, sheet_models)
+        if score < MIN_SCORE and len(sheet_models) == 1 and len(unit.models) == 1:
+            matched, score = sheet_models[0], unit_score  # the unit's one model, printed by the unit's name
+        if score < MIN_SCORE:
+            matched = None
+        gear = tuple(m for item in model.wargear for m in _match_gear(item, weapons, wargear))
+        out.append(MatchedModel(model.name, model.count, matched, score, gear, model.line))
+    return tuple(out)
+
+
+def match_list(con: duckdb.DuckDBPyConnection, army: ArmyList, edition: int) -> MatchedList:
+    """Match every unit of ``army`` to a datasheet of ``edition`` (module docstring).
+
+    Returns a ``MatchedList``; nothing is raised for a name that matches nothing (it is in
+    ``unmatched``)."""
+    sheets = _Sheets(con, edition)
+    faction_id = _faction_id(con, army.faction)
+    notes: list[str] = []
+    if army.faction and faction_id is None:
+        notes.append(f"faction {army.faction!r} is not a faction of the database; units are matched in every faction")
+    enhancement_names = [r[0] for r in con.execute("SELECT DISTINCT name FROM enhancements").fetchall()]
+    units: list[MatchedUnit] = []
+    unmatched: list[str] = []
+    for unit in army.units:
+        sheet, score = sheets.find(unit.name, faction_id, army.faction)
+        if sheet is None:
+            unmatched.append(f"unit {unit.name!r} (line {unit.line})")
+            units.append(MatchedUnit(unit, None, None, score, tuple(
+                MatchedModel(m.name, m.count, None, 0.0, tuple(MatchedWargear(w.name, w.count, None, None, 0.0)
+                                                               for w in m.wargear), m.line) for m in unit.models),
+                tuple(MatchedWargear(w.name, w.count, None, None, 0.0) for w in unit.wargear),
+                tuple((e.name, None, 0.0) for e in unit.enhancements)))
+            continue
+        weapons, wargear = sheets.gear(sheet["datasheet_id"])
+        models = _match_models(unit, sheets.models(sheet["datasheet_id"]), weapons, wargear, score)
+        unit_gear = tuple(m for item in unit.wargear for m in _match_gear(item, weapons, wargear))
+        enhancements = []
+        for e in unit.enhancements:
+            found, e_score = _best(e.name, enhancement_names)
+            enhancements.append((e.name, found if e_score >= MIN_SCORE else None, e_score))
+            if e_score < MIN_SCORE:
+                unmatched.append(f"enhancement {e.name!r} of {unit.name!r} (line {unit.line})")
+        for m in models:
+            if m.matched is None:
+                unmatched.append(f"model {m.printed!r} of {unit.name!r} (line {m.line})")
+            for w in m.wargear:
+                if w.kind is None:
+                    unmatched.append(f"wargear {w.printed!r} of {m.printed!r} in {unit.name!r} (line {m.line})")
+        for w in unit_gear:
+            if w.kind is None:
+                unmatched.append(f"wargear {w.printed!r} of {unit.name!r} (line {unit.line})")
+        units.append(MatchedUnit(unit, sheet["datasheet_id"], sheet["name"], score, models, unit_gear,
+                                 tuple(enhancements)))
+    return MatchedList(army, edition, faction_id, tuple(units), _attachments(con, army, units),
+                       tuple(unmatched), tuple(notes))
+
+
+def _attachments(con: duckdb.DuckDBPyConnection, army: ArmyList, units: list[MatchedUnit]) -> tuple[MatchedAttachment, ...]:
+    out = []
+    for attachment in army.attachments:
+        guard = units[attachment.bodyguard]
+        for leader_index in attachment.leaders:
+            leader = units[leader_index]
+            if leader.datasheet_id is None or guard.datasheet_id is None:
+                out.append(MatchedAttachment(leader_index, attachment.bodyguard, None, ()))
+                continue
+            rows = con.execute(
+                "SELECT l.bodyguard_datasheet_id, coalesce(d.name, l.bodyguard_name) FROM leader_links l "
+                "LEFT JOIN datasheets d ON d.datasheet_id = l.bodyguard_datasheet_id "
+                "WHERE l.leader_datasheet_id = ? ORDER BY 2", [leader.datasheet_id]).fetchall()
+            allowed = any(r[0] == guard.datasheet_id for r in rows) if rows else None
+            out.append(MatchedAttachment(leader_index, attachment.bodyguard, allowed,
+                                         tuple(dict.fromkeys(r[1] for r in rows if r[1]))))
+    return tuple(out)
