@@ -95,7 +95,7 @@ from pipeline.assemble.printed import (
 )
 from pipeline.assemble.weapons import assemble_weapon
 from pipeline.errors import ManifestError, NormaliseError
-from pipeline.normalise.text import SharedHtmlCleaning, clean_line, html_to_text, slug
+from pipeline.normalise.text import BatchedHtmlCleaning, SharedHtmlCleaning, clean_line, html_to_text, slug
 from pipeline.extractors import ParseResult
 from pipeline.extractors.psv import Row, Table, read_table
 from schemas.records import (
@@ -410,7 +410,8 @@ class _Export:
         self.prefix = f"{source.edition}e"
         self.result = ExportParseResult()
         # Started first: the worker reads its own copy of the HTML tables meanwhile.
-        self._shared_html = prepared if prepared is not None else _start_shared_html(files)
+        self._shared_html: BatchedHtmlCleaning | None = (
+            prepared if prepared is not None else _start_shared_html(files))
         self.tables: dict[str, Table] = {}
         self.unknown_tables: dict[str, Table] = {}
         for name, text in files.items():
@@ -419,8 +420,9 @@ class _Export:
                 self.tables[name] = table
             else:
                 self.unknown_tables[name] = table
-        if self._shared_html is not None:
-            self._shared_html.expect(html_fragments(self.tables))
+        if self._shared_html is None:  # no worker: still one parse tree per chunk of fragments
+            self._shared_html = BatchedHtmlCleaning()
+        self._shared_html.expect(html_fragments(self.tables))
         self._html: dict[str, str] = {}
         self.collector = Collector(source.source_id)  # the shared duplicate and flag rules
         self._seen = self.collector._seen  # (table, key) -> first record, read by a few checks

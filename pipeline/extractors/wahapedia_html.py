@@ -95,7 +95,7 @@ from pipeline.assemble.weapons import assemble_weapon
 from pipeline.errors import NormaliseError
 from pipeline.normalise.characteristics import WEAPON_COLUMNS, WEAPON_TABLES
 from pipeline.normalise.composition import is_alternative
-from pipeline.normalise.text import clean_line, html_to_text, slug
+from pipeline.normalise.text import clean_line, free_parse_trees, html_to_text, slug
 from pipeline.extractors import ParseResult
 from schemas.records import (
     Faction,
@@ -1142,6 +1142,14 @@ def parse(text: str, source: Source) -> ParseResult:
     page content: what cannot be read becomes a ``Reject`` or ``DataGap`` with its reason.
     """
     page = _read_page(text)
+    try:
+        return _parse_page(page, source)
+    finally:  # the page's tree holds reference cycles: free it now, not at the end of the build
+        page.soup.decompose()
+        free_parse_trees()
+
+
+def _parse_page(page: _Page, source: Source) -> ParseResult:
     out = _Out(source)
     frames = page.soup.find_all("div", class_=_FRAME_CLASS)
     page_raw = f"{page.title or '(no <title>)'} | {page.url or '(no canonical link)'}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import html
 import multiprocessing
 import os
@@ -11,7 +12,7 @@ import signal
 import sys
 import unicodedata
 from functools import lru_cache
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from bs4 import BeautifulSoup
 
@@ -103,6 +104,78 @@ def html_to_text(fragment: str) -> str:
     return "\n".join(line for line in lines if line)
 
 
+def html_to_texts(fragments: Sequence[str]) -> list[str]:
+    """``html_to_text`` of each fragment, the fragments that need a parse tree parsed together.
+
+    Each such fragment is wrapped in a ``<div>`` marked with its index and the whole batch is
+    parsed once with beautifulsoup4 and lxml (one tree instead of one per fragment: the
+    per-parse set-up is most of the cost of a short fragment). A batch whose marked ``<div>``s
+    do not come back as the body's children in order (a fragment whose stray ``</div>`` or
+    unbalanced tags leak out of its wrapper) is cleaned one fragment at a time, so every text is
+    the one ``html_to_text`` gives.
+
+    >>> html_to_texts(["Line one<br/>Line two", "plain &amp; simple", "<b>A</b> x.<li>B</li>"])
+    ['Line one\\nLine two', 'plain & simple', 'A x.\\nB']
+    >>> html_to_texts(["<b>ok</b>", "broken</div><p>out"]) == [html_to_text("<b>ok</b>"), html_to_text("broken</div><p>out")]
+    True
+    """
+    out: list[str | None] = [None] * len(fragments)
+    parsed: list[tuple[int, str]] = []
+    for i, fragment in enumerate(fragments):
+        if "<" not in fragment and "&lt;" in fragment:
+            fragment = html.unescape(fragment)
+        if "<" not in fragment:
+            out[i] = html_to_text(fragment)
+        else:
+            parsed.append((i, fragment))
+    if parsed:
+        texts = _parse_together([f for _, f in parsed])
+        for (i, _), text in zip(parsed, texts):
+            out[i] = text
+    return out  # type: ignore[return-value]
+
+
+def free_parse_trees() -> int:
+    """Free the parse trees made since the last call; returns the objects freed.
+
+    A beautifulsoup4 tree keeps reference cycles even after ``decompose()`` (the soup object and
+    lxml's parser with its target's bound methods: 30 to 50 objects per tree), which only the
+    cyclic collector frees, and the build pauses it (``pipeline.build``). A young-generation
+    collection visits only what was made since the previous one, so calling this after each
+    batch of parses frees their trees at the cost of visiting each new object once.
+    """
+    return gc.collect(0)
+
+
+_MARK = "data-wh40k-fragment"
+
+
+def _parse_together(fragments: list[str]) -> list[str]:
+    if len(fragments) == 1 or any(_MARK in f for f in fragments):
+        return [html_to_text(f) for f in fragments]
+    soup = BeautifulSoup("".join(f'<div {_MARK}="{i}">{f}</div>' for i, f in enumerate(fragments)), "lxml")
+    body = soup.body
+    wrappers = [] if body is None else [c for c in body.children if getattr(c, "name", None) is not None]
+    if len(wrappers) != len(fragments) or any(
+            w.name != "div" or w.get(_MARK) != str(i) for i, w in enumerate(wrappers)) or any(
+            getattr(c, "name", None) is None and str(c).strip() for c in (body.children if body else ())):
+        soup.decompose()
+        half = len(fragments) // 2  # a fragment leaks out of its wrapper: find it by halves
+        return _parse_together(fragments[:half]) + _parse_together(fragments[half:])
+    texts = []
+    for fragment, wrapper in zip(fragments, wrappers):
+        if _LINE_TAGS.search(fragment):
+            for br in wrapper.find_all("br"):
+                br.replace_with("\n")
+            for tag in wrapper.find_all(_BLOCK_TAGS):
+                tag.insert_before("\n")
+                tag.insert_after("\n")
+        lines = (clean_line(line) for line in wrapper.get_text().split("\n"))
+        texts.append("\n".join(line for line in lines if line))
+    soup.decompose()
+    return texts
+
+
 _BS_KEYWORD = re.compile(r"\*\*\^\^(.+?)\^\^\*\*|\^\^\*\*(.+?)\*\*\^\^|\^\^(.+?)\^\^")
 
 
@@ -157,7 +230,8 @@ def _clean_from_the_back(
                 if claims[k] != _FREE:
                     break
                 claims[k] = _WORKER
-            results.put((k, chunks[k], [html_to_text(fragment) for fragment in chunks[k]]))
+            results.put((k, chunks[k], html_to_texts(chunks[k])))
+            free_parse_trees()
     finally:
         if os.getppid() != caller:
             results.cancel_join_thread()  # nobody reads them: do not wait to flush them at exit
@@ -165,7 +239,55 @@ def _clean_from_the_back(
             results.put(None)
 
 
-class SharedHtmlCleaning:
+class BatchedHtmlCleaning:
+    """``html_to_text`` over a list of fragments known in advance, in the calling process: the
+    fragments are cut into chunks of ``chunk_size`` (``expect``), and ``get(fragment)`` cleans
+    the fragment's whole chunk at once (``html_to_texts``: one parse tree per chunk).
+
+    >>> cleaning = BatchedHtmlCleaning()
+    >>> cleaning.expect(["<b>A</b>", "B<br>C", "plain"])
+    >>> cleaning.get("B<br>C"), cleaning.get("not expected <i>x</i>")
+    ('B\\nC', 'not expected x')
+    """
+
+    def __init__(self, chunk_size: int = 32) -> None:
+        self._chunk_size = chunk_size
+        self._chunks: list[list[str]] = []
+        self._chunk_of: dict[str, int] = {}
+        self._done: dict[str, str] = {}
+
+    def expect(self, fragments: list[str]) -> None:
+        """The fragments, in the order the caller will need them."""
+        self._chunks = _chunks_of(fragments, self._chunk_size)
+        self._chunk_of = {f: k for k, chunk in enumerate(self._chunks) for f in chunk}
+
+    def get(self, fragment: str) -> str:
+        """The clean text of ``fragment`` (``html_to_text``)."""
+        text = self._done.get(fragment)
+        if text is not None:
+            return text
+        k = self._chunk_of.get(fragment)
+        if k is not None:
+            self._resolve(k)
+            text = self._done.get(fragment)
+        return text if text is not None else html_to_text(fragment)
+
+    def _resolve(self, k: int) -> None:
+        self._clean_here(k)
+
+    def _clean_here(self, k: int) -> None:
+        todo = [f for f in self._chunks[k] if f not in self._done]
+        self._done.update(zip(todo, html_to_texts(todo)))
+        free_parse_trees()
+
+    def abort(self) -> None:
+        """Nothing runs in the background."""
+
+    def close(self) -> None:
+        """Nothing runs in the background."""
+
+
+class SharedHtmlCleaning(BatchedHtmlCleaning):
     """``html_to_text`` over a list of fragments known in advance, shared with a worker process.
 
     The fragments come in the order the caller will need them and are cut into chunks of
@@ -187,10 +309,7 @@ class SharedHtmlCleaning:
     def __init__(
         self, list_fragments: Callable[[], list[str]], capacity: int, chunk_size: int = 32
     ) -> None:
-        self._chunk_size = chunk_size
-        self._chunks: list[list[str]] = []
-        self._chunk_of: dict[str, int] = {}
-        self._done: dict[str, str] = {}
+        super().__init__(chunk_size)
         self._arrived: dict[int, tuple[list[str], list[str]]] = {}
         context = multiprocessing.get_context("fork")
         self._claims = context.Array("b", max(capacity, 1))
@@ -220,19 +339,7 @@ class SharedHtmlCleaning:
 
     def expect(self, fragments: list[str]) -> None:
         """The caller's list of the fragments: the same list, in the same order, as the worker's."""
-        self._chunks = _chunks_of(fragments, self._chunk_size)
-        self._chunk_of = {f: k for k, chunk in enumerate(self._chunks) for f in chunk}
-
-    def get(self, fragment: str) -> str:
-        """The clean text of ``fragment`` (``html_to_text``)."""
-        text = self._done.get(fragment)
-        if text is not None:
-            return text
-        k = self._chunk_of.get(fragment)
-        if k is not None:
-            self._resolve(k)
-            text = self._done.get(fragment)
-        return text if text is not None else html_to_text(fragment)
+        super().expect(fragments)
 
     def _resolve(self, k: int) -> None:
         owner = _CALLER
@@ -246,8 +353,7 @@ class SharedHtmlCleaning:
             if sent is not None:
                 self._done.update(zip(*sent))
                 self.chunks_by_worker += 1
-        chunk = self._chunks[k]
-        self._done.update((f, html_to_text(f)) for f in chunk if f not in self._done)
+        self._clean_here(k)
 
     def _wait_for(self, k: int) -> tuple[list[str], list[str]] | None:
         """The worker's chunk ``k``; None when the worker ended without sending it."""
