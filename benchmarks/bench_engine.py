@@ -8,14 +8,25 @@ Run with ``python benchmarks/bench_engine.py`` (``make bench``). Prints figures,
     T4 Sv3+ W2 with Feel No Pain 5+ (median of many runs);
 (b) the simulator on the same case at 100,000 trials, and the ratio (a)/(b);
 (c) ``bench_profiles_per_second``: expected damage of weapon profiles against MEQ with the exact
-    engine, on 500 generated profiles.
+    engine, on 500 generated profiles;
+(d) the peer: W40kDiviner's exact engine (GPL, never copied here: imported from a checkout
+    outside the repository named by ``W40K_PEER``, e.g. ``git clone
+    https://github.com/aturchi/W40kDiviner /tmp/peer; W40K_PEER=/tmp/peer make bench``) on the
+    reference case, its time, the ratio to (a) and both E[models destroyed];
+(e) the sweep: the exact engine at 10 to 400 attacks on each path (plain, Sustained Hits 1,
+    Devastating Wounds, both, Lethal Hits with Devastating Wounds; Damage 1 and D6+2) against
+    the reference target, with the exponent of a least-squares fit of log time on log attacks
+    per path (1 is linear growth), and the 400-attack D6 case with Sustained Hits 1 and
+    Devastating Wounds with its peak memory (tracemalloc).
 """
 
 from __future__ import annotations
 
+import os
 import statistics
 import sys
 import time
+import tracemalloc
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -100,6 +111,69 @@ def database_profiles(db: Path) -> list[Weapon] | None:
     return all_weapon_profiles(open_database(db))
 
 
+def peer_models_destroyed(peer: Path) -> Callable[[], float]:
+    """A function that resolves the reference case with the peer's engine (W40kDiviner, a
+    checkout at ``peer``: its ``src/`` on ``sys.path``) and returns E[models destroyed]."""
+    sys.path.insert(0, str(peer / "src"))
+    import attack_math  # noqa: PLC0415  (the peer's modules)
+    import kill_chain  # noqa: PLC0415
+    from unit_model import Weapon as PeerWeapon  # noqa: PLC0415
+
+    ref = {"T": REFERENCE_TARGET.toughness, "Sv": REFERENCE_TARGET.save, "W": REFERENCE_TARGET.wounds,
+           "invuln": None, "fnp": REFERENCE_TARGET.feel_no_pain, "models": REFERENCE_TARGET.models, "keywords": []}
+
+    def run() -> float:
+        allocs = []
+        for w in (PeerWeapon("bolt rifle", "Ranged", "2", 3, 4, 0, "1", count=20,
+                             keywords=["SUSTAINED HITS 1", "LETHAL HITS"]),
+                  PeerWeapon("heavy bolter", "Ranged", "1", 3, 5, -1, "2", count=20,
+                             keywords=["DEVASTATING WOUNDS"])):
+            mech = attack_math.WeaponMechanics()
+            attack_math.parse_weapon_keywords(w.keywords, mech)
+            allocs.append(attack_math.analyze_weapon(w, ref, {}, mech, alloc=True)["alloc"])
+        kills = kill_chain.kills_pmf(allocs, ref["W"], ref["models"])
+        return sum(k * p for k, p in enumerate(kills))
+
+    return run
+
+
+SWEEP_ATTACKS = (10, 20, 50, 100, 200, 400)
+SWEEP_PATHS = {
+    "plain": {},
+    "Sustained Hits 1": {"sustained_hits": dice("1")},
+    "Devastating Wounds": {"devastating_wounds": True},
+    "Sustained Hits 1 + Devastating Wounds": {"sustained_hits": dice("1"), "devastating_wounds": True},
+    "Lethal Hits + Devastating Wounds": {"lethal_hits": True, "devastating_wounds": True},
+}
+
+
+def sweep_weapon(attacks: int, damage: str, abilities: dict) -> Weapon:
+    """``attacks`` models of A1 BS3+ S4 AP-1 with ``damage`` and ``abilities``."""
+    return Weapon(name="sweep", attacks=dice("1"), skill=3, strength=4, armour_penetration=-1, damage=dice(damage),
+                  models=attacks, **abilities)
+
+
+def fitted_exponent(xs: Sequence[float], ys: Sequence[float]) -> float:
+    """Slope of the least-squares line of log(ys) on log(xs).
+
+    >>> round(fitted_exponent([10, 100], [1.0, 10.0]), 6)
+    1.0
+    """
+    return float(np.polyfit(np.log(xs), np.log(ys), 1)[0])
+
+
+def sweep(context: Context) -> list[tuple[str, list[float], float]]:
+    """(path and Damage, median seconds per attack count of ``SWEEP_ATTACKS``, fitted exponent)."""
+    rows = []
+    for damage in ("1", "D6+2"):
+        for path, abilities in SWEEP_PATHS.items():
+            times = [median_seconds(lambda n=n: resolve([sweep_weapon(n, damage, abilities)], REFERENCE_TARGET, context),
+                                    repeats=5) for n in SWEEP_ATTACKS]
+            rows.append((f"{path}, D{damage}" if damage[0].isdigit() else f"{path}, {damage}", times,
+                         fitted_exponent(SWEEP_ATTACKS, times)))
+    return rows
+
+
 def main() -> None:
     db = Path(sys.argv[1]) if len(sys.argv) > 1 else Path("db/wh40k.duckdb")
     context = Context()
@@ -128,6 +202,17 @@ def main() -> None:
                      f"{len(db_weapons)} profiles in {db}"))
     else:
         rows.append(("(c) every ranged profile of the database", "-", f"{db} not built: make build-db"))
+    peer_dir = os.environ.get("W40K_PEER")
+    peer_mean = None
+    if peer_dir and (Path(peer_dir) / "src" / "kill_chain.py").exists():
+        peer_run = peer_models_destroyed(Path(peer_dir))
+        peer_s = median_seconds(peer_run, repeats=21)
+        peer_mean = peer_run()
+        rows.append(("(d) W40kDiviner exact engine, reference case", f"{peer_s * 1e3:.2f} ms", "median of 21"))
+        rows.append(("(d)/(a) time ratio", f"{peer_s / exact_s:.1f}", "> 1: this engine is faster"))
+    else:
+        rows.append(("(d) W40kDiviner exact engine", "-", "set W40K_PEER to a checkout of "
+                     "github.com/aturchi/W40kDiviner (outside this repository)"))
     width = max(len(r[0]) for r in rows)
     print(f"{'measure':<{width}}  {'value':>20}  note")
     for name, value, note in rows:
@@ -136,6 +221,24 @@ def main() -> None:
     for stage in ("damage", "models_destroyed"):
         e, s = getattr(exact, stage).mean, getattr(sim, stage).mean
         print(f"reference case E[{stage}]: exact {e:.4f}, simulated {s:.4f}")
+    if peer_mean is not None:
+        e = exact.models_destroyed.mean
+        print(f"reference case E[models_destroyed]: exact {e:.12f}, W40kDiviner {peer_mean:.12f}, "
+              f"difference {abs(e - peer_mean):.1e}")
+    print()
+    print(f"sweep against {REFERENCE_TARGET.name}: median ms of 5 at "
+          + ", ".join(str(n) for n in SWEEP_ATTACKS) + " attacks; fitted exponent of time in attacks")
+    for label, times, exponent in sweep(context):
+        print(f"  {label:<44} " + " ".join(f"{t * 1e3:7.2f}" for t in times) + f"   N^{exponent:.2f}")
+    big = [sweep_weapon(400, "D6", {"sustained_hits": dice("1"), "devastating_wounds": True})]
+    tracemalloc.start()
+    start = time.perf_counter()
+    resolve(big, REFERENCE_TARGET, context)
+    big_s = time.perf_counter() - start
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    print(f"400 attacks, Damage D6, Sustained Hits 1, Devastating Wounds vs {REFERENCE_TARGET.name}: "
+          f"{big_s * 1e3:.1f} ms, peak {peak / 2**20:.1f} MiB (tracemalloc)")
 
 
 if __name__ == "__main__":

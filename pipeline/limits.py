@@ -20,9 +20,9 @@ MAX_MODELS_PER_WEAPON = 1_000
 #: Hits (a real unit makes a few hundred at most). Bounds the engine's distributions.
 MAX_ATTACKS_PER_WEAPON = 1_000
 
-#: Attacks of one weapon with both Lethal Hits and Devastating Wounds (the engine's joint count
-#: of its unsaved and devastating events grows with the cube of its attacks; a real unit makes
-#: some 60).
+#: Attacks of one weapon with both Lethal Hits and Devastating Wounds (the engine applies them
+#: one attack at a time to its chain, linear in the attacks but the slowest path against a large
+#: target; a real unit makes some 60).
 MAX_ATTACKS_LETHAL_DEVASTATING = 500
 
 #: The highest Damage one attack can have (the Damage characteristic, Melta included; the
@@ -49,7 +49,9 @@ MAX_WEAPONS_PER_ATTACK = 100
 
 #: Work of the exact engine's allocation chain for one attack, in multiply-adds of its matrix
 #: products (``exact.chain_work``: estimated from the weapons' event counts and the target's
-#: wounds before the work starts). One weapon of 1,000 attacks against 500 wounds needs 1.5e9.
+#: wounds before the work starts; linear in each weapon's attacks). One weapon of 1,000 attacks
+#: against 500 wounds needs 1e6; two weapons of 1,000 attacks with Devastating Wounds against
+#: 250 x W2 (two pending counts of up to 500 each) 2.7e10, over it.
 MAX_ENGINE_WORK = 5_000_000_000
 
 #: Characters in a name typed by a user: a unit, weapon or rule name, a target profile, a filter

@@ -116,12 +116,15 @@ def test_attacks_damage_and_hits_of_one_weapon_have_limits():
 def test_the_engine_work_of_one_attack_has_a_limit():
     big = Target(toughness=4, save=3, wounds=500, models=1, name="1 x W500")
     weapons = [boltgun(name=f"w{i}", attacks=dice("1"), models=1000) for i in range(4)]
-    assert exact.resolve(weapons[:3], big).damage.mean == pytest.approx(3 * 1000 * 2 / 3 * 1 / 2 * 1 / 3, abs=1e-9)
+    assert exact.resolve(weapons, big).damage.mean == pytest.approx(4 * 1000 * 2 / 3 * 1 / 2 * 1 / 3, abs=1e-9)
+    # two Devastating Wounds weapons against 500 wounds: 500 x 500 pending counts of the chain
+    many = Target(toughness=4, save=3, wounds=2, models=250, name="250 x W2")
+    devastating = [boltgun(name=f"d{i}", attacks=dice("1"), models=1000, devastating_wounds=True) for i in range(2)]
     with pytest.raises(InputError) as err:
-        exact.resolve(weapons, big)
+        exact.resolve(devastating, many)
     assert str(err.value) == (
-        "this attack needs about 5.7e+09 steps of the exact engine: at most 5e+09 in one attack (4 weapon profiles "
-        "against 1 x W500); resolve fewer weapons or models at once, a smaller target, or use the simulator")
+        "this attack needs about 2.7e+10 steps of the exact engine: at most 5e+09 in one attack (2 weapon profiles "
+        "against 250 x W2); resolve fewer weapons or models at once, a smaller target, or use the simulator")
 
 
 def test_more_weapons_than_the_limit_is_an_error():
