@@ -254,7 +254,7 @@ def apply_effects(effects: Iterable[Effect], weapons: Sequence[Weapon], target: 
     ...     weapon_type="ranged", conditions=None, wording="Improve the Ballistic Skill ...", origin="reader")
     >>> w, t, c, notes = apply_effects([aim], [bolt], Target(toughness=4, save=3, wounds=2), Context(), "shooting")
     >>> w[0].skill, notes[0].did
-    (3, 'applied to Boltgun')
+    (3, 'improve BS by 1 (ranged): applied to Boltgun')
     """
     attack = _Attack(list(weapons), target, context, phase)
     out: list[AppliedEffect] = []
