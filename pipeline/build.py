@@ -21,6 +21,7 @@ from pipeline import errata
 from pipeline.aliases import load_aliases
 from pipeline.assemble.protection import feel_no_pain_rows
 from pipeline.editions import detect_edition
+from pipeline.effects.rules import effect_rows
 from pipeline.errors import BuildError
 from pipeline.extract import RawSnapshot, is_present, read_snapshot
 from pipeline.manifest import read_folder_files
@@ -162,7 +163,7 @@ class Validated:
     (source_id, record table), records collapsed into an identical or merged row. ``conflicts``:
     fields on which sources disagree; ``agreement``: per pair of sources, table and field, how
     many rows both gave and on how many they agree (``merge.AgreementTally``). ``filled``: rows filled from a twin datasheet, and rows
-    derived from the merged ones (``feel_no_pain``; a ``DataGap`` for each datasheet with no model
+    derived from the merged ones (``feel_no_pain``; the ``effects`` of every rule, ``pipeline.effects``; a ``DataGap`` for each datasheet with no model
     count, ``unit_size_gaps``; not input rows of any source, so outside the per-source accounting).
     """
 
@@ -259,6 +260,7 @@ def validate(sources: list[Source], results: dict[str, ParseResult]) -> Validate
     filled += [g for g in unit_size_gaps(records) if (g.__table__, g.key()) not in seen]
     records, wordings = errata.derive(records, by_id)  # the wording before each mechanical erratum
     filled += wordings
+    filled += effect_rows([*records, *wordings], by_id)  # what each rule does to an attack
     return Validated(records, rejects, duplicates, conflicts, filled, tally.records())
 
 

@@ -722,6 +722,47 @@ class ErratumTarget(Provenanced):
     target_key: str
 
 
+class Effect(Provenanced):
+    """One effect on an attack that a rule gives, read from its wording (``pipeline.effects``).
+
+    The rule is the row ``rule_id`` (its key, ``|``-joined) of table ``rule_table``
+    (``stratagems``, ``abilities``, ``detachment_abilities``, ``enhancements``; an Astra Militarum
+    Order is a part of the ``rule_texts`` row of Voice of Command, ``rule_id`` naming the order);
+    ``rule_kind`` is ``stratagem``, ``datasheet-ability``, ``detachment-rule``, ``enhancement`` or
+    ``order``. ``faction_id``: the faction whose rule it is (None: a core rule). ``side``:
+    ``attacker`` (a rule of the attacking unit: "each time a model in your unit makes an attack")
+    or ``target`` (one of the unit attacked: "each time an attack targets your unit", a Feel No
+    Pain). ``effect``, ``roll``, ``characteristic``, ``value``, ``parameter``, ``weapon_type`` and
+    ``conditions`` are the terms of ``pipeline.effects.vocabulary`` (``value`` of a characteristic
+    change counts steps of improvement: +1 improves BS 3+ to 2+ and AP -1 to -2). ``wording``: the
+    sentence of the rule read. ``origin``: ``reader`` or ``hand-kept``
+    (``pipeline/effects/hand_kept.toml``); ``note`` says why an entry is hand-kept. Provenance:
+    the rule row's source and locator.
+    """
+
+    __table__ = "effects"
+    __key__ = ("rule_table", "rule_id", "position")
+
+    rule_table: str
+    rule_id: str
+    rule_kind: str
+    rule_name: str
+    edition: Edition | None
+    faction_id: str | None
+    position: int
+    side: str
+    effect: str
+    roll: str | None
+    characteristic: str | None
+    value: int | None
+    parameter: str | None
+    weapon_type: str | None
+    conditions: str | None
+    wording: str
+    origin: str
+    note: str | None = None
+
+
 #: Every record class whose rows go to the database, in load order.
 ALL_RECORDS: tuple[type[Record], ...] = (
     Source,
@@ -764,4 +805,5 @@ ALL_RECORDS: tuple[type[Record], ...] = (
     SourceAgreement,
     Erratum,
     ErratumTarget,
+    Effect,
 )

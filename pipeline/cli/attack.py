@@ -69,6 +69,7 @@ def outcome_as_dict(outcome: AttackOutcome) -> dict:
     t = outcome.target
     data["explain"] = [dataclasses.asdict(e) for e in outcome.explained]
     data["input_notes"] = list(outcome.notes)
+    data["effects"] = [dataclasses.asdict(e) for e in outcome.effects]
     data["target"] = {"name": t.name, "toughness": t.toughness, "save": t.save, "wounds": t.wounds,
                       "models": t.models, "invulnerable_save": t.invulnerable_save,
                       "feel_no_pain": t.feel_no_pain, "keywords": sorted(t.keywords),
@@ -108,6 +109,9 @@ def _render_explain(outcome: AttackOutcome, out: Console) -> None:
         source = (f"{e.source_id}, {e.locator}" if e.source_id
                   else f"(no matched-play wording; {e.note})" if e.note else "(wording not in the database)")
         table.add_row(*(cell(x) for x in (e.title or e.rule_key, where, source, e.summary)))
+    for a in outcome.effects:
+        table.add_row(*(cell(x) for x in (f"{a.rule_name} ({a.rule_kind}, {a.origin})", "", 
+                                           f"{a.source_id}, {a.locator}: \"{a.wording}\"", a.did)))
     out.print(table)
 
 
@@ -209,6 +213,12 @@ def attack_command(
             "10 or 11: the rules and the datasheets of attacker and target (default: the latest edition "
             "in the database). A unit with no datasheet of that edition uses another's, said in a note.")),
     explain: bool = typer.Option(False, "--explain", help="List each step with the rule text it applied."),
+    with_effects: List[str] = typer.Option([], "--with", help=(
+        "Apply a stratagem, order, ability, detachment rule or enhancement of the attacker's or the target's "
+        "faction by name (repeatable), e.g. 'Take Aim!'; 'NAME: OPTION' picks an option of a choice.")),
+    without_effects: List[str] = typer.Option([], "--without", help=(
+        "Turn off one of the target's own rules applied by default (Feel No Pain, damage reduction, Stealth, "
+        "an invulnerable save, -1 to be hit or wounded), by name (repeatable).")),
     db: Path = typer.Option(query.DEFAULT_DB, "--db", help="Database file."),
     fmt: AttackFormat = typer.Option(AttackFormat.table, "--format", "-f", help="table or json."),
 ) -> None:
@@ -217,6 +227,8 @@ def attack_command(
     Example: wh40k attack "Battle Sisters Squad" --target MEQ --half-range --edition 11 --explain
 
     Optional weapons: wh40k attack Servitors --weapon "2 heavy bolters" --target MEQ
+
+    Rules by name: wh40k attack "Cadian Shock Troops" --target MEQ --with "Take Aim!" --edition 11
     """
     from pipeline.engine.profiles import Context
     from pipeline.engine.service import AttackRequest, attack
@@ -232,6 +244,7 @@ def attack_command(
     request = AttackRequest(
         attacker=attacker, target=target, phase=phase.value, weapons=tuple(weapon), models=models,
         target_models=target_models, feel_no_pain=fnp, context=context, edition=edition,
+        with_effects=tuple(with_effects), without_effects=tuple(without_effects),
     )
     outcome = attack(request, db)
     for line in outcome.notes:

@@ -53,6 +53,10 @@ class AttackRequest:
     #: The rules edition (overrides ``context.edition``) and the edition of the datasheets of
     #: attacker and target; None: the latest edition in the database (``query.latest_edition``).
     edition: int | None = None
+    #: Rules applied by name (``attack --with``: a stratagem, order, ability, detachment rule or
+    #: enhancement; ``"NAME: OPTION"`` picks an option) and target rules turned off (``--without``).
+    with_effects: tuple[str, ...] = ()
+    without_effects: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -80,6 +84,7 @@ class AttackOutcome:
     result: AttackResult
     explained: tuple[ExplainedStep, ...] = ()
     notes: tuple[str, ...] = ()  # choices made about the inputs (unit picked, profile fired, size)
+    effects: tuple = ()  # pipeline.effects.apply.AppliedEffect of each effect of a named or default rule
 
 
 def resolve_target(con, text: str, models: int | None = None, notes: list[str] | None = None,
@@ -168,9 +173,14 @@ def _attack(con, request: AttackRequest) -> AttackOutcome:
     notes.extend(target_notes)
     if context.damaged:
         notes.append(damaged_note(con, sheet, context.edition))
+    from pipeline.effects.named import effects_for
+
+    weapons, target, context, applied, effect_notes = effects_for(con, request, sheet, edition, weapons, target,
+                                                                  context)
+    notes.extend(effect_notes)
     result = exact.resolve(weapons, target, context)
     return AttackOutcome(sheet["name"], tuple(weapons), target, result,
-                         explain_steps(con, result, context.edition), tuple(notes))
+                         explain_steps(con, result, context.edition), tuple(notes), applied)
 
 
 def damaged_note(con, sheet: dict, edition: int) -> str:
@@ -211,6 +221,8 @@ def check_request(request: AttackRequest) -> None:
                           "resolve them in several attacks")
     for weapon in request.weapons:
         check_name(weapon, "weapon name")
+    for name in (*request.with_effects, *request.without_effects):
+        check_name(name, "rule name")
     if request.models is not None and request.models > limits.MAX_MODELS_PER_WEAPON:
         raise limit_error(f"--models {request.models}", f"at most {limits.MAX_MODELS_PER_WEAPON} models fire one "
                           "weapon", "give a smaller --models")

@@ -1,0 +1,142 @@
+"""The rules of a build whose wording the reader reads, and the ``effects`` rows it gives.
+
+A rule is a stratagem (its EFFECT), a datasheet ability with a text (kinds ``datasheet``,
+``wargear``, ``other``), a detachment rule, an enhancement, or an Astra Militarum Order (each
+Order of a Voice of Command wording in ``rule_texts``: its name line, then its effect). Each is
+linked to its row: table and key (``Rule.table``, ``Rule.rule_id``), with its faction (a
+stratagem's and an enhancement's through the detachment of that name; core stratagems have none).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Iterable
+
+from pipeline.effects.reader import normalise, read_text
+from schemas.records import (
+    Ability, Datasheet, Detachment, DetachmentAbility, Effect, Enhancement, Record, RuleText, Source, Stratagem,
+)
+
+RULE_KINDS = ("stratagem", "datasheet-ability", "detachment-rule", "enhancement", "order")
+#: The rule key of the rule whose wording lists the Orders (Astra Militarum).
+ORDERS_RULE = "voice-of-command"
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One rule to read: where its row is, what it is, its wording and provenance."""
+
+    table: str
+    rule_id: str
+    kind: str
+    name: str
+    edition: int | None
+    faction_id: str | None
+    source_id: str
+    locator: str
+    text: str
+
+
+def orders(text: str) -> list[tuple[str, str]]:
+    """The (name, effect wording) of each Order in a Voice of Command wording: after the sentence
+    "Only ASTRA MILITARUM models gain the benefit ...", each line ending in ``!`` names an Order;
+    the lines up to the next name are its effect, without the short characteristic lines
+    (``BS``, ``+1``) that the export prints between them.
+
+    >>> orders("Only ASTRA MILITARUM models gain the benefit of an Order.\\nTake Aim!\\nBS\\n+1\\n"
+    ...        "Improve the Ballistic Skill characteristic of ranged weapons by 1.\\nFix Bayonets!\\nWS")
+    [('Take Aim!', 'Improve the Ballistic Skill characteristic of ranged weapons by 1.'), ('Fix Bayonets!', '')]
+    """
+    head, sep, rest = text.partition("gain the benefit of an Order")
+    if not sep:
+        return []
+    lines = [line.strip() for line in rest.splitlines()[1:] if line.strip()]
+    found: list[tuple[str, list[str]]] = []
+    for line in lines:
+        if line.endswith("!") and len(line) < 60:
+            found.append((line, []))
+        elif found and not re.fullmatch(r"[A-Z]{1,2}|[+-]\d+\"?|\+\d+\"", line):
+            found[-1][1].append(line)
+    return [(name, " ".join(body)) for name, body in found]
+
+
+def rules_of(records: Iterable[Record], sources: dict[str, Source]) -> list[Rule]:
+    """Every rule of a build's records that the reader reads, in a stable order (table, id)."""
+    records = list(records)
+    factions_of_detachment: dict[str, set[str]] = defaultdict(set)
+    sheets: dict[str, Datasheet] = {}
+    for r in records:
+        if isinstance(r, Detachment) and r.faction_id:
+            factions_of_detachment[r.name.strip().lower()].add(r.faction_id)
+        elif isinstance(r, Datasheet):
+            sheets[r.datasheet_id] = r
+
+    def faction_of(detachment: str | None) -> str | None:
+        found = factions_of_detachment.get((detachment or "").strip().lower(), set())
+        return next(iter(found)) if len(found) == 1 else None
+
+    def edition_of(source_id: str) -> int | None:
+        source = sources.get(source_id)
+        return source.edition if source else None
+
+    rules: list[Rule] = []
+    for r in records:
+        if isinstance(r, Stratagem) and r.effect:
+            faction = None if r.group.strip().lower() == "core" else faction_of(r.group)
+            rules.append(Rule("stratagems", r.stratagem_id, "stratagem", r.name, r.edition or edition_of(r.source_id),
+                              faction, r.source_id, r.locator, r.effect))
+        elif isinstance(r, Ability) and r.text and r.kind in ("datasheet", "wargear", "other"):
+            sheet = sheets.get(r.datasheet_id)
+            rules.append(Rule("abilities", f"{r.datasheet_id}|{r.kind}|{r.name}", "datasheet-ability", r.name,
+                              (sheet.edition if sheet else None) or edition_of(r.source_id),
+                              sheet.faction_id if sheet else None, r.source_id, r.locator, r.text))
+        elif isinstance(r, DetachmentAbility):
+            rules.append(Rule("detachment_abilities", r.detachment_ability_id, "detachment-rule", r.name,
+                              edition_of(r.source_id), r.faction_id or faction_of(r.detachment), r.source_id,
+                              r.locator, r.text))
+        elif isinstance(r, Enhancement):
+            rules.append(Rule("enhancements", r.enhancement_id, "enhancement", r.name, edition_of(r.source_id),
+                              faction_of(r.detachment), r.source_id, r.locator, r.text))
+        elif isinstance(r, RuleText) and r.rule_key == ORDERS_RULE and r.language == "en":
+            for name, wording in orders(r.text):
+                rules.append(Rule("rule_texts", f"{r.rule_key}|{r.source_id}|{r.locator}|{name}", "order", name,
+                                  r.edition or edition_of(r.source_id), "astra-militarum", r.source_id, r.locator,
+                                  wording))
+    return sorted(rules, key=lambda rule: (rule.table, rule.rule_id))
+
+
+def read_rule(rule: Rule, start: int = 0) -> list[Effect]:
+    """The reader's effects of one rule, numbered from ``start``."""
+    return [
+        Effect(source_id=rule.source_id, locator=rule.locator, rule_table=rule.table, rule_id=rule.rule_id,
+               rule_kind=rule.kind, rule_name=rule.name, edition=rule.edition, faction_id=rule.faction_id,
+               position=start + i, side=e.side, effect=e.effect, roll=e.roll, characteristic=e.characteristic,
+               value=e.value, parameter=e.parameter, weapon_type=e.weapon_type, conditions=e.conditions,
+               wording=e.wording, origin="reader")
+        for i, e in enumerate(read_text(rule.text))
+    ]
+
+
+def effect_rows(records: Iterable[Record], sources: dict[str, Source]) -> list[Effect]:
+    """The ``effects`` rows of a build: the reader's for every rule (``rules_of``), and the
+    hand-kept entries (``pipeline.effects.hand_kept``) for the rules the reader does not read,
+    each linked to every rule row of its kind, edition and name whose wording holds its words."""
+    from pipeline.effects.hand_kept import hand_kept_effects
+
+    rows: list[Effect] = []
+    for rule in rules_of(records, sources):
+        read = read_rule(rule)
+        rows.extend(read)
+        rows.extend(hand_kept_effects(rule, start=len(read)))
+    return rows
+
+
+def wording_key(text: str) -> str:
+    """A wording as compared with a hand-kept entry's: normalised, lower case, one space.
+
+    >>> wording_key("Until the  end of the phase,\\n**your** unit’s")
+    "until the end of the phase, your unit's"
+    """
+    return re.sub(r"\s+", " ", normalise(text)).lower()

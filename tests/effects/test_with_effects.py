@@ -1,0 +1,113 @@
+"""``attack --with NAME`` / ``--without NAME`` on the seed database: exact values derived by hand."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import duckdb
+import pytest
+
+from pipeline.effects.apply import apply_effects, effect_from_row
+from pipeline.engine import exact
+from pipeline.engine.profiles import Context, Target, Weapon
+from pipeline.engine.service import AttackRequest, attack
+from pipeline.errors import InputError, NotFoundError
+from pipeline.normalise.characteristics import dice
+from tests.editions_db import editions_db
+from tests.effects.test_build_effects import seed_db  # noqa: F401  (the module's database fixture)
+from tests.test_build_and_cli import wh40k
+
+SISTERS = "cp-sanctuary-guardians/battle-sisters-squad"  # 7 boltguns: A1 BS3+ S4 AP0 D1 (Rapid Fire 1)
+
+
+def _close(value: float, fraction: Fraction) -> bool:
+    return abs(value - float(fraction)) < 1e-9
+
+
+def _attack(db, target: str, *, with_=(), without=(), edition=10):
+    return attack(AttackRequest(attacker=SISTERS, target=target, weapons=("boltgun",), edition=edition,
+                                with_effects=tuple(with_), without_effects=tuple(without)), db)
+
+
+def test_go_to_ground_gives_the_target_cover_and_a_6_invulnerable_save(seed_db):
+    # 10th edition, GEQ (T3 Sv5+): 7 attacks, hit on 3+ (2/3), S4 vs T3 wound on 3+ (2/3); Sv5+ fails
+    # 2/3 of the time; with the Benefit of Cover (+1 to the armour save: 4+) it fails 1/2.
+    plain = _attack(seed_db, "GEQ")
+    assert _close(plain.result.unsaved.mean, 7 * Fraction(2, 3) * Fraction(2, 3) * Fraction(2, 3))
+    covered = _attack(seed_db, "GEQ", with_=["Go to Ground"])
+    assert _close(covered.result.unsaved.mean, 7 * Fraction(2, 3) * Fraction(2, 3) * Fraction(1, 2))
+    assert covered.target.invulnerable_save == 6
+    assert [(a.rule_name, a.applied) for a in covered.effects] == [("GO TO GROUND", True), ("GO TO GROUND", True)]
+    assert covered.effects[0].wording.startswith("Until the end of the phase, all models in your unit have a 6+")
+
+
+def test_holy_radiance_on_the_target_subtracts_1_to_hit_and_gives_feel_no_pain_5(seed_db):
+    # MEQ (T4 Sv3+): hit on 3+ -1 = 4+ (1/2), wound on 4+ (1/2), save 3+ fails 1/3: 7/12 unsaved;
+    # each damage point ignored on a 5+ (1/3): 7/12 x 2/3 = 7/18 damage.
+    out = _attack(seed_db, "MEQ", with_=["holy radiance"])
+    assert _close(out.result.unsaved.mean, Fraction(7, 12))
+    assert _close(out.result.damage.mean, Fraction(7, 18))
+    assert out.target.feel_no_pain == 5
+
+
+def test_an_order_changes_the_exact_value_by_the_hand_derived_amount(seed_db):
+    # Take Aim! (seed 004, 11th edition): BS 4+ improved to 3+. 10 lasguns (A1 S3 AP0 D1) against
+    # MEQ: hits 10 x 1/2 -> 10 x 2/3; wound on 5+ (1/3), save 3+ fails 1/3.
+    con = duckdb.connect(str(seed_db), read_only=True)
+    try:
+        cur = con.execute("SELECT * FROM effects WHERE rule_kind = 'order' AND rule_name = 'Take Aim!'")
+        names = [d[0] for d in cur.description]
+        effects = [effect_from_row(dict(zip(names, row))) for row in cur.fetchall()]
+    finally:
+        con.close()
+    lasgun = Weapon(name="Lasgun", attacks=dice("1"), skill=4, strength=3, armour_penetration=0, damage=dice("1"),
+                    models=10)
+    meq = Target(toughness=4, save=3, wounds=2, models=10, keywords=frozenset({"INFANTRY"}))
+    context = Context(edition=11)
+    before = exact.resolve([lasgun], meq, context)
+    weapons, target, context2, applied = apply_effects(effects, [lasgun], meq, context, "shooting")
+    after = exact.resolve(weapons, target, context2)
+    assert weapons[0].skill == 3 and applied[0].applied
+    assert _close(before.unsaved.mean, 10 * Fraction(1, 2) * Fraction(1, 3) * Fraction(1, 3))
+    assert _close(after.unsaved.mean - before.unsaved.mean, 10 * (Fraction(2, 3) - Fraction(1, 2)) / 9)
+
+
+def test_the_target_s_own_abilities_apply_by_default_and_without_turns_one_off():
+    # the test database of both editions: its 11th-edition Canoness has Null Rod (Feel No Pain 4+
+    # against mortal wounds) and a 4+ invulnerable save, both applied by default
+    db = editions_db()
+    target = "11e/adepta-sororitas/canoness"
+
+    def run(*without):
+        return attack(AttackRequest(attacker="Battle Sisters Squad", target=target, edition=11,
+                                    without_effects=without), db)
+
+    out = run()
+    assert (out.target.feel_no_pain_mortal, out.target.invulnerable_save) == (4, 4)
+    assert "target ability 'Null Rod' applied by default (--without 'Null Rod' turns it off)" in out.notes
+    off = run("null rod")
+    assert off.target.feel_no_pain_mortal is None
+    assert "target ability 'Null Rod' turned off (--without)" in off.notes
+    with pytest.raises(InputError, match=r"--without 'Stealth': not one of the target's rules applied by default "
+                                         r"\(those: 'Invulnerable Save \(4\+\*\)', 'Null Rod'\)"):
+        run("Stealth")
+
+
+def test_a_situational_effect_is_listed_not_applied(seed_db):
+    # Ascetic Discipline: improve AP by 2 on a Critical Wound only
+    out = _attack(seed_db, "MEQ", with_=["Ascetic Discipline"])
+    assert [a.applied for a in out.effects] == [False]
+    assert "critical wound only is not modelled" in out.effects[0].did
+    assert out.weapons[0].armour_penetration == 0
+
+
+def test_an_unknown_name_is_one_error_line_with_close_names(seed_db):
+    with pytest.raises(NotFoundError, match="close names: GO TO GROUND"):
+        _attack(seed_db, "MEQ", with_=["Go to Grund"])
+    done = wh40k("attack", SISTERS, "--target", "MEQ", "--weapon", "boltgun", "--with", "Holy Radience",
+                 "--db", str(seed_db))
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines()[-1].startswith(
+        "Error: --with 'Holy Radience': no stratagem, order, ability, detachment rule or enhancement with effects of "
+        "that name for 'adepta-sororitas' or the core rules in edition 10; close names: HOLY RADIANCE")
+    assert "Traceback" not in done.stderr
