@@ -91,6 +91,12 @@ FACTION_IDS: dict[str, str] = {
     "craftworlds": "aeldari",
     "harlequins": "aeldari",
     "ynnari": "aeldari",
+    # 11th edition: the Chaos Daemons' legions are factions of their own in BSData; Wahapedia
+    # files their datasheets under the parent faction
+    "blood legions": "chaos-daemons",
+    "plague legions": "chaos-daemons",
+    "legions of excess": "chaos-daemons",
+    "scintillating legions": "chaos-daemons",
 }
 
 

@@ -73,7 +73,7 @@ What is read of a unit, walking its entries, groups and links (each shared targe
   Modifications) are not followed; they are counted in ``boilerplate``.
 
 Ids: ``{edition}e/{faction slug}/{name slug}``, as the Wahapedia parsers build them; the faction
-slug comes from ``FACTION_IDS`` (BSData faction name -> Wahapedia faction id, kept as data here),
+slug comes from the one faction table, ``pipeline.assemble.ids.FACTION_IDS`` (any printed faction name -> Wahapedia faction id),
 else the slug of the BSData name with a ``faction_not_mapped`` flag. Locators name the file and
 the element: ``Tyranids.cat selectionEntry[@id='a1b2-...']``.
 
@@ -112,7 +112,7 @@ from pipeline.assemble.abilities import assemble_ability
 from pipeline.assemble.collector import Collector
 from pipeline.assemble.composition import assemble_composition
 from pipeline.assemble.datasheets import assemble_datasheet
-from pipeline.assemble.ids import datasheet_id
+from pipeline.assemble.ids import datasheet_id, faction_id as faction_id_of
 from pipeline.assemble.models import assemble_model
 from pipeline.assemble.printed import PrintedAbility, PrintedComposition, PrintedDatasheet, PrintedModel, PrintedWeapon
 from pipeline.assemble.protection import INVULNERABLE_NAME, read_invulnerable_ability
@@ -129,53 +129,6 @@ from schemas.records import (
 )
 
 Tree = dict[str, Any]
-
-#: BSData faction names (``Faction: X``, prefix dropped) -> the faction id the Wahapedia parsers
-#: give the same faction (the slug of Wahapedia's faction name).
-FACTION_IDS: dict[str, str] = {
-    "Adepta Sororitas": "adepta-sororitas",
-    "Adeptus Astartes": "space-marines",
-    "Astra Militarum": "astra-militarum",
-    "Agents of the Imperium": "imperial-agents",
-    "Imperial Knights": "imperial-knights",
-    "Tyranids": "tyranids",
-    "Unaligned Forces": "unaligned-forces",
-    "Adeptus Titanicus": "adeptus-titanicus",
-    "Heretic Astartes": "chaos-space-marines",
-    "Adeptus Custodes": "adeptus-custodes",
-    "Adeptus Mechanicus": "adeptus-mechanicus",
-    "Genestealer Cults": "genestealer-cults",
-    "Orks": "orks",
-    "Necrons": "necrons",
-    "Grey Knights": "grey-knights",
-    "T'au Empire": "tau-empire",
-    "Leagues of Votann": "leagues-of-votann",
-    "Death Guard": "death-guard",
-    "Thousand Sons": "thousand-sons",
-    "World Eaters": "world-eaters",
-    "Emperor's Children": "emperors-children",
-    "Chaos Knights": "chaos-knights",
-    "Legiones Daemonica": "chaos-daemons",
-    "Drukhari": "drukhari",
-    "Aeldari": "aeldari",
-    # 11th edition: the Chaos Daemons' legions and the Space Marine chapters are factions of
-    # their own in BSData; Wahapedia files their datasheets under the parent faction
-    "Blood Legions": "chaos-daemons",
-    "Plague Legions": "chaos-daemons",
-    "Legions of Excess": "chaos-daemons",
-    "Scintillating Legions": "chaos-daemons",
-    "Black Templars": "space-marines",
-    "Blood Angels": "space-marines",
-    "Dark Angels": "space-marines",
-    "Deathwatch": "space-marines",
-    "Imperial Fists": "space-marines",
-    "Iron Hands": "space-marines",
-    "Raven Guard": "space-marines",
-    "Salamanders": "space-marines",
-    "Space Wolves": "space-marines",
-    "Ultramarines": "space-marines",
-    "White Scars": "space-marines",
-}
 
 #: Profile type names and what they give.
 PROFILE_TYPES: dict[str, str] = {
@@ -591,7 +544,7 @@ class _Unit:
         categories = [str(c.get("name", "")) for c in _list(entry, "categoryLinks")]
         split = classify_categories(categories, self.factions)
         bs_factions = [clean_line(c[len(FACTION_PREFIX):]) for c in categories if c.startswith(FACTION_PREFIX)]
-        mapped = [FACTION_IDS[f] for f in bs_factions if f in FACTION_IDS]
+        mapped = [m for m in map(faction_id_of, bs_factions) if m]
         faction_id = mapped[0] if mapped else slug(bs_factions[0])
         edition = doc.source.edition
         ds_id = datasheet_id(edition, faction_id, name)
@@ -607,7 +560,8 @@ class _Unit:
                       f"printed {printed!r}: a Warhammer Legends datasheet, named as Wahapedia names it")
         if not mapped:
             self.flag(locator, "datasheets", ds_id, "faction_not_mapped",
-                      f"no Wahapedia faction for {bs_factions[0]!r} in FACTION_IDS: the slug of its name is used")
+                      f"no Wahapedia faction for {bs_factions[0]!r} in pipeline.assemble.ids.FACTION_IDS: "
+                      "the slug of its name is used")
         elif len(set(mapped)) > 1:
             self.flag(locator, "datasheets", ds_id, "several_factions",
                       f"Faction categories {bs_factions}: filed under {faction_id}")
