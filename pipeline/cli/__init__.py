@@ -52,6 +52,7 @@ def register_commands() -> None:
     """Import the command modules (each registers its commands with ``app`` on import)."""
     from pipeline.cli import attack, build, compare, data, fetch, rules  # noqa: F401
     from pipeline.cli import lists  # noqa: F401
+    from pipeline.cli import serve  # noqa: F401
 
 
 @functools.lru_cache(maxsize=1)
