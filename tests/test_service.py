@@ -150,6 +150,14 @@ def test_the_inline_profile_error_and_the_unknown_weapon_are_the_commands(api, d
     assert missing["detail"].startswith("no weapon 'lascannon'") or "lascannon" in missing["detail"]
 
 
+def test_a_body_that_is_not_json_is_a_400_that_says_so(api):
+    got = api.post("/api/attack", content=b"\x1f\xff", headers={"content-type": "application/json"})
+    assert got.status_code == 400
+    assert got.json()["detail"] == (
+        "the request body is not JSON (There was an error parsing the body); send a JSON object such as "
+        '{"attacker": "Battle Sisters Squad", "target": "MEQ"} with the header content-type: application/json')
+
+
 def test_no_endpoint_writes_and_only_attack_takes_a_post(api, db):
     before = hashlib.sha256(db.read_bytes()).hexdigest()
     schema = api.get("/openapi.json").json()

@@ -30,6 +30,7 @@ from typing import Any, Callable, Iterator, Literal, Optional
 from fastapi import Body, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline import limits, query
@@ -112,6 +113,10 @@ class ErrorBody(BaseModel):
 ERRORS = {404: {"model": ErrorBody, "description": "A name that matches nothing (with close names)"},
           422: {"model": ErrorBody, "description": "An input that cannot be read or is over a limit"},
           503: {"model": ErrorBody, "description": "The database cannot be read"}}
+BODY_ERRORS = {400: {"model": ErrorBody, "description": "A request body that is not JSON"}, **ERRORS}
+
+#: The example request of the attack's errors and documentation.
+ATTACK_EXAMPLE = '{"attacker": "Battle Sisters Squad", "target": "MEQ"}'
 
 
 class Info(BaseModel):
@@ -350,6 +355,13 @@ def create_app(db: Path, cache_size: int = DEFAULT_CACHE_SIZE) -> FastAPI:
     async def input_error(request: Request, exc: Wh40kError) -> JSONResponse:
         return _error(422, str(exc))
 
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        if exc.status_code == 400:  # a body that cannot be read as JSON
+            return _error(400, f"the request body is not JSON ({exc.detail}); send a JSON object such as "
+                               f"{ATTACK_EXAMPLE} with the header content-type: application/json")
+        return _error(exc.status_code, str(exc.detail))
+
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
         first = exc.errors()[0]
@@ -484,7 +496,7 @@ def create_app(db: Path, cache_size: int = DEFAULT_CACHE_SIZE) -> FastAPI:
             return {"hits": hits, "note": None if hits else f"nothing has every word of {text!r}"}
         return ok(("search", text, edition, lang, limit), compute)
 
-    @app.post("/api/attack", response_model=AttackAnswer, responses=ERRORS,
+    @app.post("/api/attack", response_model=AttackAnswer, responses=BODY_ERRORS,
               summary="Exact distributions of an attack (wh40k attack --format json)")
     def attack(body: AttackBody = Body(...)) -> JSONResponse:
         from pipeline.cli.attack import outcome_as_dict
