@@ -211,15 +211,25 @@ def attack_command(
     explain: bool = typer.Option(False, "--explain", help="List each step with the rule text it applied."),
     db: Path = typer.Option(query.DEFAULT_DB, "--db", help="Database file."),
     fmt: AttackFormat = typer.Option(AttackFormat.table, "--format", "-f", help="table or json."),
+    plot: Optional[Path] = typer.Option(None, "--plot", help=(
+        "Also draw the distributions of models destroyed and damage (P(exactly k) bars, P(at least k) "
+        "line) into FILE.png or FILE.svg.")),
 ) -> None:
     """Exact distributions of hits, wounds, damage and models destroyed (10th or 11th edition).
 
     Example: wh40k attack "Battle Sisters Squad" --target MEQ --half-range --edition 11 --explain
 
     Optional weapons: wh40k attack Servitors --weapon "2 heavy bolters" --target MEQ
+
+    A chart: wh40k attack "Battle Sisters Squad" --target MEQ --plot attack.svg
     """
     from pipeline.engine.profiles import Context
     from pipeline.engine.service import AttackRequest, attack
+
+    if plot is not None:
+        from pipeline.service.plot import check_plot_path
+
+        check_plot_path(plot)
 
     context = Context(
         half_range=half_range, stationary=stationary, charged=charged, cover=cover, overwatch=overwatch,
@@ -240,3 +250,8 @@ def attack_command(
         print(to_json(outcome_as_dict(outcome)))
     else:
         _render(outcome, explain)
+    if plot is not None:
+        from pipeline.service.plot import plot_attack
+
+        plot_attack(outcome_as_dict(outcome), plot)
+        note(f"chart written to {plot}")
