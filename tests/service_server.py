@@ -24,12 +24,13 @@ def free_port() -> int:
 
 
 @contextmanager
-def served(db: Path, timeout: float = 60.0) -> Iterator[str]:
+def served(db: Path, timeout: float = 60.0, extra: list[str] | None = None) -> Iterator[str]:
     """Run ``wh40k serve --db DB`` on a free port of 127.0.0.1 and yield its base URL
-    (``http://127.0.0.1:PORT``) once ``/api/info`` answers; stop the server afterwards."""
+    (``http://127.0.0.1:PORT``) once ``/api/info`` answers; stop the server afterwards.
+    ``extra``: more options of ``wh40k serve`` (``["--cache", "0"]``)."""
     port = free_port()
     process = subprocess.Popen(
-        [sys.executable, "-m", "pipeline.cli", "serve", "--host", "127.0.0.1", "--port", str(port), "--db", str(db)],
+        [sys.executable, "-m", "pipeline.cli", "serve", "--host", "127.0.0.1", "--port", str(port), "--db", str(db), *(extra or [])],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     base = f"http://127.0.0.1:{port}"
     try:

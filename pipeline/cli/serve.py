@@ -11,6 +11,7 @@ from pipeline import query
 from pipeline.cli import app
 from pipeline.cli.output import note
 from pipeline.errors import InputError
+from pipeline.service import DEFAULT_CACHE_SIZE
 
 
 def _check_port(host: str, port: int) -> None:
@@ -36,6 +37,9 @@ def serve_command(
     host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (127.0.0.1: this machine only)."),
     port: int = typer.Option(8000, "--port", min=1, max=65535, help="Port to listen on."),
     db: Path = typer.Option(query.DEFAULT_DB, "--db", help="Database file."),
+    cache: int = typer.Option(DEFAULT_CACHE_SIZE, "--cache", min=0, max=1_000_000, help=(
+        "Answers kept in memory (the database cannot change under the server; a replaced file empties "
+        "the cache); 0 keeps none.")),
 ) -> None:
     """Serve the database read-only over HTTP: a JSON API (schema at /openapi.json, docs at
     /docs) and a web page (/) to look units and rules up and resolve attacks.
@@ -51,7 +55,7 @@ def serve_command(
 
     from pipeline.service.app import create_app
 
-    application = create_app(db)  # DatabaseError for a missing or foreign file, before listening
+    application = create_app(db, cache_size=cache)  # DatabaseError for a missing or foreign file, before listening
     _check_port(host, port)
     note(f"serving {db} at http://{host}:{port}/ (API: /api/..., schema: /openapi.json, docs: /docs); "
          "Ctrl-C stops")

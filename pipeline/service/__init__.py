@@ -4,3 +4,6 @@
 imported there); ``app`` builds the FastAPI application (``create_app``); ``static/`` is the web
 page (HTML and one vanilla JavaScript file, no build step).
 """
+
+#: Answers a server keeps by default (each one small: a unit, a ruling or an attack's distributions).
+DEFAULT_CACHE_SIZE = 512

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import json
 import threading
 from collections import OrderedDict
 from contextlib import contextmanager
@@ -29,7 +30,7 @@ from typing import Any, Callable, Iterator, Literal, Optional
 
 from fastapi import Body, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import FileResponse, JSONResponse
+from fastapi.responses import FileResponse, JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -37,12 +38,10 @@ from pipeline import limits, query
 from pipeline.cli.output import _plain
 from pipeline.database import _file_identity
 from pipeline.errors import DatabaseError, InputError, NotFoundError, Wh40kError
-from pipeline.service import answers
+from pipeline.service import DEFAULT_CACHE_SIZE, answers
 
 STATIC = Path(__file__).resolve().parent / "static"
 
-#: Answers kept by default (each one small: a unit, a ruling or an attack's distributions).
-DEFAULT_CACHE_SIZE = 512
 
 class Database:
     """The database a server reads: one read-only connection (``query.open_database``), a
@@ -55,6 +54,9 @@ class Database:
         self.cache_size = cache_size
         self._lock = threading.Lock()
         self._cache: OrderedDict[tuple, Any] = OrderedDict()
+        #: The wording of each rule an attack's steps name, by (rule key, edition): kept whatever
+        #: ``cache_size`` (a few dozen rules; each lookup reads several tables).
+        self.wordings: dict[tuple[str, int], Any] = {}
         self._identity = _file_identity(path)
         self._con = query.open_database(path)
 
@@ -66,6 +68,7 @@ class Database:
                     con = query.open_database(self.path)
                     old, self._con, self._identity = self._con, con, identity
                     self._cache.clear()
+                    self.wordings.clear()
                     old.close()
         return self._con
 
@@ -369,9 +372,11 @@ def create_app(db: Path, cache_size: int = DEFAULT_CACHE_SIZE) -> FastAPI:
         return _error(422, f"{_where(tuple(first.get('loc', ('request',))))}: {first.get('msg', 'invalid')}"
                            + (f" (and {more} more)" if more else "") + "; see /docs for what the request takes")
 
-    def ok(key: tuple, compute: Callable[[Any], Any]) -> JSONResponse:
-        """The answer for ``key`` (cached, as JSON-ready data) as a JSON response."""
-        return JSONResponse(database.answer(key, lambda con: _plain(compute(con))))
+    def ok(key: tuple, compute: Callable[[Any], Any]) -> Response:
+        """The answer for ``key`` as a JSON response (its text is what is cached)."""
+        body = database.answer(key, lambda con: json.dumps(
+            _plain(compute(con)), ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode())
+        return Response(body, media_type="application/json")
 
     @app.get("/", include_in_schema=False)
     def page() -> FileResponse:
@@ -382,7 +387,7 @@ def create_app(db: Path, cache_size: int = DEFAULT_CACHE_SIZE) -> FastAPI:
         return FileResponse(STATIC / "app.js", media_type="text/javascript")
 
     @app.get("/api/info", response_model=Info, responses=ERRORS, summary="The database's editions")
-    def info() -> JSONResponse:
+    def info() -> Response:
         from pipeline.engine.inputs import STANDARD_PROFILES
 
         def compute(con):
@@ -398,7 +403,7 @@ def create_app(db: Path, cache_size: int = DEFAULT_CACHE_SIZE) -> FastAPI:
         edition: Optional[int] = Query(None, ge=10, le=11, description="10 or 11 (default: the latest in the database)"),
         every_edition: bool = Query(False, description="List the units of every edition"),
         limit: int = Query(1000, ge=1, le=100000, description="At most this many units"),
-    ) -> JSONResponse:
+    ) -> Response:
         def compute(con):
             wanted = None if every_edition else query.resolve_edition(con, edition)
             rows = query.list_units(con, name=name, faction=faction, edition=wanted)
@@ -414,7 +419,7 @@ def create_app(db: Path, cache_size: int = DEFAULT_CACHE_SIZE) -> FastAPI:
         name: str = Query(..., min_length=1, max_length=limits.MAX_NAME_LENGTH, description="Unit name or datasheet id"),
         edition: Optional[int] = Query(None, ge=10, le=11, description="10 or 11 (default: the latest in the database)"),
         mode: Optional[Literal["matched", "combat-patrol"]] = Query(None),
-    ) -> JSONResponse:
+    ) -> Response:
         def compute(con):
             answer, notes = answers.unit_answer(con, name, edition, mode)
             return {**answer, "notes": notes}
@@ -426,7 +431,7 @@ def create_app(db: Path, cache_size: int = DEFAULT_CACHE_SIZE) -> FastAPI:
         ability: Optional[str] = Query(None, max_length=limits.MAX_NAME_LENGTH, description="A weapon ability"),
         edition: Optional[int] = Query(None, ge=10, le=11, description="10 or 11 (default: the latest in the database)"),
         limit: int = Query(1000, ge=1, le=100000),
-    ) -> JSONResponse:
+    ) -> Response:
         def compute(con):
             wanted = query.resolve_edition(con, edition)
             rows = query.weapons(con, name=name, ability=ability, edition=wanted)
@@ -442,7 +447,7 @@ def create_app(db: Path, cache_size: int = DEFAULT_CACHE_SIZE) -> FastAPI:
         mode: Literal["matched", "combat-patrol"] = Query("matched"),
         on: Optional[dt.date] = Query(None, description="Date the game is played, YYYY-MM-DD"),
         lang: Optional[Language] = Query(None, description="The language of the wording (default: en, or the language of the name)"),
-    ) -> JSONResponse:
+    ) -> Response:
         def compute(con):
             _, answer, notes = answers.rule_answer(con, name, edition, mode, on, lang)
             return {**answer, "notes": notes}
@@ -456,7 +461,7 @@ def create_app(db: Path, cache_size: int = DEFAULT_CACHE_SIZE) -> FastAPI:
         to_edition: int = Query(11, alias="to", ge=10, le=11),
         mode: Literal["matched", "combat-patrol"] = Query("matched"),
         on: Optional[dt.date] = Query(None, description="YYYY-MM-DD"),
-    ) -> JSONResponse:
+    ) -> Response:
         from pipeline.rules import rule_diff as diff_of
 
         def compute(con):
@@ -471,7 +476,7 @@ def create_app(db: Path, cache_size: int = DEFAULT_CACHE_SIZE) -> FastAPI:
         from_edition: int = Query(10, alias="from", ge=10, le=11),
         to_edition: int = Query(11, alias="to", ge=10, le=11),
         mode: Literal["matched", "combat-patrol"] = Query("matched"),
-    ) -> JSONResponse:
+    ) -> Response:
         from pipeline.rules import changed_rules
 
         def compute(con):
@@ -486,7 +491,7 @@ def create_app(db: Path, cache_size: int = DEFAULT_CACHE_SIZE) -> FastAPI:
         edition: Optional[int] = Query(None, ge=10, le=11, description="10 or 11 (default: every edition)"),
         lang: Optional[Language] = Query(None, description="Only wordings in this language (default: every one)"),
         limit: int = Query(20, ge=1, le=500),
-    ) -> JSONResponse:
+    ) -> Response:
         from pipeline.search import search as find
 
         def compute(con):
@@ -498,7 +503,7 @@ def create_app(db: Path, cache_size: int = DEFAULT_CACHE_SIZE) -> FastAPI:
 
     @app.post("/api/attack", response_model=AttackAnswer, responses=BODY_ERRORS,
               summary="Exact distributions of an attack (wh40k attack --format json)")
-    def attack(body: AttackBody = Body(...)) -> JSONResponse:
+    def attack(body: AttackBody = Body(...)) -> Response:
         from pipeline.cli.attack import outcome_as_dict
         from pipeline.engine.service import attack_with, check_request
 
@@ -521,13 +526,16 @@ def _edition_of(con, request) -> int:
 
 def _explained(database: Database, result, edition: int) -> tuple:
     """``engine.service.explain_steps`` with each rule's wording looked up once per database
-    (cached as an answer: an attack's steps are some 10 to 30 rules of a few dozen)."""
+    (``Database.wordings``: an attack's steps name some 10 to 30 rules of a few dozen)."""
     from pipeline.engine.service import explain_steps
 
     out = []
     for step in result.steps:
-        found = database.answer(("explain", step.rule_key, edition),
-                                lambda con, step=step: explain_steps(con, _Steps((step,)), edition)[0])
+        key = (step.rule_key, edition)
+        if key not in database.wordings:
+            with database.cursor() as con:
+                database.wordings[key] = explain_steps(con, _Steps((step,)), edition)[0]
+        found = database.wordings[key]
         out.append(dataclasses.replace(found, summary=step.summary))
     return tuple(out)
 
