@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Literal, Optional
 
 from fastapi import Body, FastAPI, Query, Request
+from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -80,6 +81,15 @@ class Database:
             yield cursor
         finally:
             cursor.close()
+
+    def cached(self, key: tuple) -> Any:
+        """The cached answer for ``key``, or None."""
+        self._current()
+        with self._lock:
+            if key in self._cache:
+                self._cache.move_to_end(key)
+                return self._cache[key]
+        return None
 
     def answer(self, key: tuple, compute: Callable[[Any], Any]) -> Any:
         """The cached answer for ``key``, or ``compute(cursor)`` (kept when it succeeds)."""
@@ -372,10 +382,13 @@ def create_app(db: Path, cache_size: int = DEFAULT_CACHE_SIZE) -> FastAPI:
         return _error(422, f"{_where(tuple(first.get('loc', ('request',))))}: {first.get('msg', 'invalid')}"
                            + (f" (and {more} more)" if more else "") + "; see /docs for what the request takes")
 
-    def ok(key: tuple, compute: Callable[[Any], Any]) -> Response:
-        """The answer for ``key`` as a JSON response (its text is what is cached)."""
-        body = database.answer(key, lambda con: json.dumps(
-            _plain(compute(con)), ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode())
+    async def ok(key: tuple, compute: Callable[[Any], Any]) -> Response:
+        """The answer for ``key`` as a JSON response (its text is what is cached): from the cache
+        on the event loop, else computed in a worker thread (the database and the engine block)."""
+        body = database.cached(key)
+        if body is None:
+            body = await run_in_threadpool(database.answer, key, lambda con: json.dumps(
+                _plain(compute(con)), ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode())
         return Response(body, media_type="application/json")
 
     @app.get("/", include_in_schema=False)
@@ -387,17 +400,17 @@ def create_app(db: Path, cache_size: int = DEFAULT_CACHE_SIZE) -> FastAPI:
         return FileResponse(STATIC / "app.js", media_type="text/javascript")
 
     @app.get("/api/info", response_model=Info, responses=ERRORS, summary="The database's editions")
-    def info() -> Response:
+    async def info() -> Response:
         from pipeline.engine.inputs import STANDARD_PROFILES
 
         def compute(con):
             return {"database": database.path.name, "editions": query.known_editions(con),
                     "latest_edition": query.latest_edition(con),
                     "standard_profiles": {k: _profile_text(t) for k, t in STANDARD_PROFILES.items()}}
-        return ok(("info",), compute)
+        return await ok(("info",), compute)
 
     @app.get("/api/units", response_model=UnitList, responses=ERRORS, summary="Units (wh40k units)")
-    def units(
+    async def units(
         name: Optional[str] = Query(None, max_length=limits.MAX_NAME_LENGTH, description="Part of the unit name"),
         faction: Optional[str] = Query(None, max_length=limits.MAX_NAME_LENGTH, description="Faction id"),
         edition: Optional[int] = Query(None, ge=10, le=11, description="10 or 11 (default: the latest in the database)"),
@@ -412,10 +425,10 @@ def create_app(db: Path, cache_size: int = DEFAULT_CACHE_SIZE) -> FastAPI:
                 note = (query.units_filter_note(con, name=name, faction=faction, edition=wanted)
                         if wanted is not None else "no unit matches")
             return {"edition": wanted, "units": list(rows)[:limit], "note": note}
-        return ok(("units", name, faction, edition, every_edition, limit), compute)
+        return await ok(("units", name, faction, edition, every_edition, limit), compute)
 
     @app.get("/api/unit", response_model=UnitAnswer, responses=ERRORS, summary="One unit (wh40k unit)")
-    def unit(
+    async def unit(
         name: str = Query(..., min_length=1, max_length=limits.MAX_NAME_LENGTH, description="Unit name or datasheet id"),
         edition: Optional[int] = Query(None, ge=10, le=11, description="10 or 11 (default: the latest in the database)"),
         mode: Optional[Literal["matched", "combat-patrol"]] = Query(None),
@@ -423,10 +436,10 @@ def create_app(db: Path, cache_size: int = DEFAULT_CACHE_SIZE) -> FastAPI:
         def compute(con):
             answer, notes = answers.unit_answer(con, name, edition, mode)
             return {**answer, "notes": notes}
-        return ok(("unit", name, edition, mode), compute)
+        return await ok(("unit", name, edition, mode), compute)
 
     @app.get("/api/weapons", response_model=WeaponList, responses=ERRORS, summary="Weapons (wh40k weapons)")
-    def weapons(
+    async def weapons(
         name: Optional[str] = Query(None, max_length=limits.MAX_NAME_LENGTH, description="Part of the weapon name"),
         ability: Optional[str] = Query(None, max_length=limits.MAX_NAME_LENGTH, description="A weapon ability"),
         edition: Optional[int] = Query(None, ge=10, le=11, description="10 or 11 (default: the latest in the database)"),
@@ -437,10 +450,10 @@ def create_app(db: Path, cache_size: int = DEFAULT_CACHE_SIZE) -> FastAPI:
             rows = query.weapons(con, name=name, ability=ability, edition=wanted)
             note = None if rows else query.weapons_filter_note(con, name=name, ability=ability, edition=wanted)
             return {"edition": wanted, "weapons": list(rows)[:limit], "note": note}
-        return ok(("weapons", name, ability, edition, limit), compute)
+        return await ok(("weapons", name, ability, edition, limit), compute)
 
     @app.get("/api/rule", response_model=RuleAnswer, responses=ERRORS, summary="The wording that applies (wh40k rule)")
-    def rule(
+    async def rule(
         name: str = Query(..., min_length=1, max_length=limits.MAX_NAME_LENGTH,
                           description="Rule name, alias or section number"),
         edition: Optional[int] = Query(None, ge=10, le=11, description="10 or 11 (default: the latest in the database)"),
@@ -451,11 +464,11 @@ def create_app(db: Path, cache_size: int = DEFAULT_CACHE_SIZE) -> FastAPI:
         def compute(con):
             _, answer, notes = answers.rule_answer(con, name, edition, mode, on, lang)
             return {**answer, "notes": notes}
-        return ok(("rule", name, edition, mode, on, lang), compute)
+        return await ok(("rule", name, edition, mode, on, lang), compute)
 
     @app.get("/api/rule-diff", response_model=RuleDiffAnswer, responses=ERRORS,
              summary="A rule's changes between editions (wh40k rule-diff)")
-    def rule_diff(
+    async def rule_diff(
         name: str = Query(..., min_length=1, max_length=limits.MAX_NAME_LENGTH),
         from_edition: int = Query(10, alias="from", ge=10, le=11),
         to_edition: int = Query(11, alias="to", ge=10, le=11),
@@ -468,11 +481,11 @@ def create_app(db: Path, cache_size: int = DEFAULT_CACHE_SIZE) -> FastAPI:
             query.check_edition(con, from_edition, "from")
             query.check_edition(con, to_edition, "to")
             return diff_of(con, name, from_edition, to_edition, mode, on).as_dict()
-        return ok(("rule-diff", name, from_edition, to_edition, mode, on), compute)
+        return await ok(("rule-diff", name, from_edition, to_edition, mode, on), compute)
 
     @app.get("/api/rule-changes", response_model=RuleChanges, responses=ERRORS,
              summary="Every core rule that changed between editions (wh40k rule-diff --all)")
-    def rule_changes(
+    async def rule_changes(
         from_edition: int = Query(10, alias="from", ge=10, le=11),
         to_edition: int = Query(11, alias="to", ge=10, le=11),
         mode: Literal["matched", "combat-patrol"] = Query("matched"),
@@ -483,10 +496,10 @@ def create_app(db: Path, cache_size: int = DEFAULT_CACHE_SIZE) -> FastAPI:
             query.check_edition(con, from_edition, "from")
             query.check_edition(con, to_edition, "to")
             return {"rules": [r for r in changed_rules(con, from_edition, to_edition, mode) if r["status"] != "same"]}
-        return ok(("rule-changes", from_edition, to_edition, mode), compute)
+        return await ok(("rule-changes", from_edition, to_edition, mode), compute)
 
     @app.get("/api/search", response_model=SearchAnswer, responses=ERRORS, summary="Find wordings (wh40k search)")
-    def search(
+    async def search(
         text: str = Query(..., min_length=1, max_length=limits.MAX_NAME_LENGTH, description="Words to find"),
         edition: Optional[int] = Query(None, ge=10, le=11, description="10 or 11 (default: every edition)"),
         lang: Optional[Language] = Query(None, description="Only wordings in this language (default: every one)"),
@@ -499,11 +512,11 @@ def create_app(db: Path, cache_size: int = DEFAULT_CACHE_SIZE) -> FastAPI:
             query.check_edition(con, edition)
             hits = [dataclasses.asdict(h) for h in find(con, text, edition, lang, limit)]
             return {"hits": hits, "note": None if hits else f"nothing has every word of {text!r}"}
-        return ok(("search", text, edition, lang, limit), compute)
+        return await ok(("search", text, edition, lang, limit), compute)
 
     @app.post("/api/attack", response_model=AttackAnswer, responses=BODY_ERRORS,
               summary="Exact distributions of an attack (wh40k attack --format json)")
-    def attack(body: AttackBody = Body(...)) -> Response:
+    async def attack(body: AttackBody = Body(...)) -> Response:
         from pipeline.cli.attack import outcome_as_dict
         from pipeline.engine.service import attack_with, check_request
 
@@ -514,7 +527,7 @@ def create_app(db: Path, cache_size: int = DEFAULT_CACHE_SIZE) -> FastAPI:
             outcome = attack_with(con, request, explain=False)
             explained = _explained(database, outcome.result, _edition_of(con, request))
             return outcome_as_dict(dataclasses.replace(outcome, explained=explained))
-        return ok(("attack", request), compute)
+        return await ok(("attack", request), compute)
 
     return app
 
