@@ -82,6 +82,10 @@ def test_attack_is_the_attack_commands_json(api, db, capsys):
     assert sum(got.json()["models_destroyed"]["pmf"]) == pytest.approx(1.0, abs=1e-12)
     # the cached answer is the same
     assert api.post("/api/attack", json=body).json() == expected
+    damaged = api.post("/api/attack", json={**body, "damaged": True, "cover": True})
+    assert damaged.json() == cli_json(capsys, "attack", "Battle Sisters Squad", "--target", "MEQ", "--half-range",
+                                      "--reroll-hits", "ones", "--damaged", "--cover", "--db", str(db))
+    assert damaged.json()["hits"]["mean"] < expected["hits"]["mean"]
 
 
 def test_attack_in_the_fight_phase_with_an_inline_target_and_edition_10(api, db, capsys):

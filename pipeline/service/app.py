@@ -302,6 +302,10 @@ class AttackBody(BaseModel):
     charged: bool = False
     cover: bool = False
     overwatch: bool = False
+    damaged: bool = Field(False, description="The attacker is Damaged (-1 to hit)")
+    indirect: bool = Field(False, description="Fire [INDIRECT FIRE] weapons indirectly")
+    spotted: bool = Field(False, description="With indirect: the target is visible to a friendly unit")
+    close_quarters: bool = Field(False, description="Close-quarters shooting (11th edition)")
     reroll_hits: Optional[Reroll] = None
     reroll_wounds: Optional[Reroll] = None
     hit_modifier: int = Field(0, ge=-6, le=6, description="Net hit roll modifier (the engine caps it at +/-1)")
@@ -318,7 +322,8 @@ class AttackBody(BaseModel):
             limits.check_name(weapon, "weapon name")
         context = Context(
             half_range=self.half_range, stationary=self.stationary, charged=self.charged, cover=self.cover,
-            overwatch=self.overwatch, reroll_hits=self.reroll_hits, reroll_wounds=self.reroll_wounds,
+            overwatch=self.overwatch, damaged=self.damaged, indirect=self.indirect,
+            target_visible_to_friendly_unit=self.spotted, close_quarters=self.close_quarters, reroll_hits=self.reroll_hits, reroll_wounds=self.reroll_wounds,
             hit_modifier=self.hit_modifier, wound_modifier=self.wound_modifier,
             critical_hit_on=self.critical_hit_on, damage_reduction=self.damage_reduction)
         return AttackRequest(

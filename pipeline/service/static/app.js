@@ -167,7 +167,8 @@ function requestBody() {
     phase: $("phase").value,
     weapons: $("weapons").value.split(",").map((w) => w.trim()).filter(Boolean),
   };
-  for (const id of ["half_range", "stationary", "charged", "cover", "overwatch"]) body[id] = $(id).checked;
+  for (const id of ["half_range", "stationary", "charged", "cover", "overwatch", "damaged", "indirect", "spotted",
+                    "close_quarters"]) body[id] = $(id).checked;
   for (const id of ["reroll_hits", "reroll_wounds", "damage_reduction"]) if ($(id).value) body[id] = $(id).value;
   for (const id of ["models", "target_models", "feel_no_pain", "hit_modifier", "wound_modifier", "critical_hit_on"]) {
     const v = number(id);
