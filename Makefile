@@ -32,6 +32,7 @@ test: $(STAMP) ## Run the tests (unit, golden files, properties, end to end)
 bench: $(STAMP) ## Print speed figures (engine, build) with ratios against a reference
 	$(BIN)/python benchmarks/bench_engine.py $(DB)
 	$(BIN)/python benchmarks/bench_build.py
+	$(BIN)/python benchmarks/bench_service.py $(DB)
 
 clean: ## Remove the virtual environment, caches and built databases
 	rm -rf $(VENV) .pytest_cache .hypothesis db/*.duckdb db/*.tmp db/.*.tmp

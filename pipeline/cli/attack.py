@@ -221,6 +221,9 @@ def attack_command(
         "an invulnerable save, -1 to be hit or wounded), by name (repeatable).")),
     db: Path = typer.Option(query.DEFAULT_DB, "--db", help="Database file."),
     fmt: AttackFormat = typer.Option(AttackFormat.table, "--format", "-f", help="table or json."),
+    plot: Optional[Path] = typer.Option(None, "--plot", help=(
+        "Also draw the distributions of models destroyed and damage (P(exactly k) bars, P(at least k) "
+        "line) into FILE.png or FILE.svg.")),
 ) -> None:
     """Exact distributions of hits, wounds, damage and models destroyed (10th or 11th edition).
 
@@ -229,9 +232,16 @@ def attack_command(
     Optional weapons: wh40k attack Servitors --weapon "2 heavy bolters" --target MEQ
 
     Rules by name: wh40k attack "Cadian Shock Troops" --target MEQ --with "Take Aim!" --edition 11
+
+    A chart: wh40k attack "Battle Sisters Squad" --target MEQ --plot attack.svg
     """
     from pipeline.engine.profiles import Context
     from pipeline.engine.service import AttackRequest, attack
+
+    if plot is not None:
+        from pipeline.service.plot import check_plot_path
+
+        check_plot_path(plot)
 
     context = Context(
         half_range=half_range, stationary=stationary, charged=charged, cover=cover, overwatch=overwatch,
@@ -253,3 +263,8 @@ def attack_command(
         print(to_json(outcome_as_dict(outcome)))
     else:
         _render(outcome, explain)
+    if plot is not None:
+        from pipeline.service.plot import plot_attack
+
+        plot_attack(outcome_as_dict(outcome), plot)
+        note(f"chart written to {plot}")

@@ -85,24 +85,15 @@ database; a unit that only another edition has is shown from that edition, with 
 
     Example: wh40k unit "Battle Sisters Squad" --format csv
     """
-    con = query.open_database(db)
-    query.check_edition(con, edition)
-    if edition is None:
-        latest = query.latest_edition(con)
-        sheet, others = query.find_datasheet_preferring(con, name, latest, mode=mode.value if mode else None)
-        if sheet["edition"] != latest:
-            note(f"{sheet['name']}: no datasheet of edition {latest} (the latest in the database); "
-                 f"showing edition {sheet['edition']}'s ({sheet['datasheet_id']})")
-    else:
-        sheet, others = query.find_datasheet(con, name, edition=edition, mode=mode.value if mode else None)
-    if others:
-        note("also matching: " + ", ".join(o["datasheet_id"] for o in others) + " (pass the datasheet id to choose)")
-    detail = query.unit_detail(con, sheet["datasheet_id"])
-    from pipeline.rules import unit_errata
+    from pipeline.service.answers import unit_answer
 
-    found_errata = unit_errata(con, detail["datasheet"]["name"])
+    con = query.open_database(db)
+    answer, notes = unit_answer(con, name, edition, mode.value if mode else None)
+    for line in notes:
+        note(line)
+    detail, found_errata = answer, answer["errata"]
     if fmt is Format.json:
-        print(to_json({**detail, "errata": found_errata}))
+        print(to_json(answer))
         return
     if fmt is Format.csv:
         render_rows(query.flat_unit(detail), fmt)

@@ -12,8 +12,9 @@ import typer
 from pipeline import query
 from pipeline.cli import app
 from pipeline.cli.output import Format, ModeChoice, note, render_rows, to_json
-from pipeline.errors import InputError, NotFoundError
-from pipeline.rules import changed_rules, errata_for_rule, governing_text, rule_diff, rule_history
+from pipeline.errors import InputError
+from pipeline.rules import changed_rules, rule_diff, rule_history
+from pipeline.service import answers
 
 
 class DiffFormat(str, Enum):
@@ -22,12 +23,7 @@ class DiffFormat(str, Enum):
 
 
 def _date(text: Optional[str]) -> Optional[dt.date]:
-    if text is None:
-        return None
-    try:
-        return dt.date.fromisoformat(text)
-    except ValueError:
-        raise InputError(f"--on {text!r} is not a date; use YYYY-MM-DD, e.g. --on 2025-01-15") from None
+    return answers.parse_date(text)
 
 
 @app.command("rule")
@@ -57,9 +53,11 @@ def rule_command(
 
     Example: wh40k rule "Acts of Faith" --edition 10 --mode combat-patrol --on 2024-09-01
     """
+    from pipeline.service.answers import rule_answer, rule_language
+
     con = query.open_database(db)
     query.check_edition(con, edition)
-    language = _language(con, name, lang)
+    language = rule_language(con, name, lang)
     if history:
         _print_history(con, name, edition, mode.value, language, fmt)
         return
@@ -73,13 +71,12 @@ def rule_command(
         else:
             render_rows(rows, fmt)
         return
-    if edition is None:
-        ruling = _default_edition_ruling(con, name, mode.value, _date(on), language)
-    else:
-        ruling = governing_text(con, name, edition, mode.value, _date(on), language, other_mode=True)
-    found = errata_for_rule(con, ruling)
+    ruling, answer, notes = rule_answer(con, name, edition, mode.value, _date(on), lang)
+    for line in notes:
+        note(line)
+    found = answer["errata"]
     if fmt is Format.json:
-        print(to_json({**ruling.as_dict(), "errata": found}))
+        print(to_json(answer))
         return
     if fmt is Format.csv:
         render_rows([{k: v for k, v in ruling.as_dict().items() if k != "chain"}], fmt)
@@ -104,22 +101,7 @@ def rule_command(
 
 
 #: The languages the rules documents give (Game Datacards core rules).
-LANGUAGES = ("en", "de", "es", "fr", "it", "ja", "ko", "zh")
-
-
-def _language(con, name: str, lang: Optional[str]) -> str:
-    """The language asked for, or the language of the name when it is a title in one language only."""
-    if lang is not None:
-        if lang not in LANGUAGES:
-            raise InputError(f"--lang {lang!r} is not a language of the rules; use one of {' '.join(LANGUAGES)}")
-        return lang
-    try:
-        query.rule_keys_for(name)
-    except InputError:
-        raise
-    hits = query.rule_keys_by_title(con, name)
-    langs = {h[1] for h in hits}
-    return "en" if not hits or "en" in langs else sorted(langs)[0]
+LANGUAGES = answers.LANGUAGES
 
 
 def _print_history(con, name: str, edition: Optional[int], mode: str, language: str, fmt: Format) -> None:
@@ -140,42 +122,6 @@ def _print_history(con, name: str, edition: Optional[int], mode: str, language: 
         if r["erratum"]:
             print(f"   erratum: {r['erratum']}")
         print(r["text"])
-
-
-def _default_edition_ruling(con, name: str, mode: str, on: Optional[dt.date], language: str = "en"):
-    """The ruling in the latest edition of the database (``query.latest_edition``), or, when no
-    wording of the rule applies there, in the newest other edition where one does, with a note;
-    when none applies anywhere, the error of the latest edition."""
-    latest = query.latest_edition(con)
-    others = sorted((e for e in query.known_editions(con) if e != latest), reverse=True)
-    try:
-        ruling = governing_text(con, name, latest, mode, on, language)
-        if ruling.language == language:
-            return ruling
-        for edition in others:  # the language asked for is only in another edition's wording
-            try:
-                other = governing_text(con, name, edition, mode, on, language)
-            except NotFoundError:
-                continue
-            if other.language == language:
-                note(f"{other.title}: no {language} wording in edition {latest} (the latest in the database); "
-                     f"the edition {other.edition} wording")
-                return other
-        return ruling
-    except NotFoundError as exc:
-        first_error = exc
-    for edition in others:
-        try:
-            ruling = governing_text(con, name, edition, mode, on, language)
-        except NotFoundError:
-            continue
-        note(f"{ruling.title}: no wording for {mode} games in edition {latest} (the latest in the database); "
-             f"the edition {ruling.edition} wording")
-        return ruling
-    try:  # no edition has a wording for this game mode: another mode's, with a note (or the error)
-        return governing_text(con, name, latest, mode, on, language, other_mode=True)
-    except NotFoundError:
-        raise first_error from None
 
 
 @app.command("rule-diff")

@@ -141,7 +141,16 @@ def attack(request: AttackRequest, db: Path = query.DEFAULT_DB) -> AttackOutcome
         con.close()
 
 
-def _attack(con, request: AttackRequest) -> AttackOutcome:
+def attack_with(con, request: AttackRequest, explain: bool = True) -> AttackOutcome:
+    """``attack`` on a connection the caller opened with ``query.open_database`` (and closes):
+    a server answers many requests over one database. Without ``explain`` the outcome's
+    ``explained`` is empty (the caller looks the wordings up itself, ``explain_steps``). Raises
+    what ``attack`` raises."""
+    check_request(request)
+    return _attack(con, request, explain)
+
+
+def _attack(con, request: AttackRequest, explain: bool = True) -> AttackOutcome:
     notes: list[str] = []
     edition = query.latest_edition(con) if request.edition is None else request.edition
     sheet, others = query.find_datasheet_preferring(con, request.attacker, edition)
@@ -180,7 +189,7 @@ def _attack(con, request: AttackRequest) -> AttackOutcome:
     notes.extend(effect_notes)
     result = exact.resolve(weapons, target, context)
     return AttackOutcome(sheet["name"], tuple(weapons), target, result,
-                         explain_steps(con, result, context.edition), tuple(notes), applied)
+                         explain_steps(con, result, context.edition) if explain else (), tuple(notes), applied)
 
 
 def damaged_note(con, sheet: dict, edition: int) -> str:

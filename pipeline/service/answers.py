@@ -1,0 +1,155 @@
+"""The answers that ``wh40k unit``, ``wh40k rule`` and the HTTP API (``pipeline.service.app``)
+both give: one function each, returning JSON-ready data and the notes for people.
+
+No web framework is imported here, so the command line stays fast.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import duckdb
+
+from pipeline import query
+from pipeline.errors import InputError, NotFoundError
+
+#: The languages the rules documents give (Game Datacards core rules).
+LANGUAGES = ("en", "de", "es", "fr", "it", "ja", "ko", "zh")
+
+
+def parse_date(text: str | None, option: str = "--on") -> dt.date | None:
+    """A game date given as ``YYYY-MM-DD`` (None stays None).
+
+    >>> parse_date("2025-01-15"), parse_date(None)
+    (datetime.date(2025, 1, 15), None)
+    >>> parse_date("15/01/2025")
+    Traceback (most recent call last):
+    ...
+    pipeline.errors.InputError: --on '15/01/2025' is not a date; use YYYY-MM-DD, e.g. --on 2025-01-15
+    """
+    if text is None:
+        return None
+    try:
+        return dt.date.fromisoformat(text)
+    except ValueError:
+        raise InputError(f"{option} {text!r} is not a date; use YYYY-MM-DD, e.g. {option} 2025-01-15") from None
+
+
+def check_language(lang: str | None, option: str = "--lang") -> None:
+    """Raise ``InputError`` unless ``lang`` is None or one of ``LANGUAGES``.
+
+    >>> check_language("de")
+    >>> check_language("xx")
+    Traceback (most recent call last):
+    ...
+    pipeline.errors.InputError: --lang 'xx' is not a language of the rules; use one of en de es fr it ja ko zh
+    """
+    if lang is not None and lang not in LANGUAGES:
+        raise InputError(f"{option} {lang!r} is not a language of the rules; use one of {' '.join(LANGUAGES)}")
+
+
+def unit_answer(con: duckdb.DuckDBPyConnection, name: str, edition: int | None = None,
+                mode: str | None = None) -> tuple[dict[str, Any], list[str]]:
+    """One unit as ``wh40k unit --format json`` gives it, and the notes for people.
+
+    The answer: ``{"datasheet": {...}, "model_profiles": [...], "weapons": [...], "abilities":
+    [...], "keywords": [...], "loadout": [...], "data_gaps": [...], "errata": [...]}``
+    (``query.unit_detail`` and ``pipeline.rules.unit_errata``). Without ``edition``, the
+    datasheet of the latest edition in the database, or the unit's own edition with a note;
+    with it, only that edition's. Raises ``InputError`` for an edition the database does not
+    have, ``NotFoundError`` (with close names) for a name that matches no unit.
+    """
+    from pipeline.rules import unit_errata
+
+    notes: list[str] = []
+    query.check_edition(con, edition)
+    if edition is None:
+        latest = query.latest_edition(con)
+        sheet, others = query.find_datasheet_preferring(con, name, latest, mode=mode)
+        if sheet["edition"] != latest:
+            notes.append(f"{sheet['name']}: no datasheet of edition {latest} (the latest in the database); "
+                         f"showing edition {sheet['edition']}'s ({sheet['datasheet_id']})")
+    else:
+        sheet, others = query.find_datasheet(con, name, edition=edition, mode=mode)
+    if others:
+        notes.append("also matching: " + ", ".join(o["datasheet_id"] for o in others)
+                     + " (pass the datasheet id to choose)")
+    detail = query.unit_detail(con, sheet["datasheet_id"])
+    return {**detail, "errata": unit_errata(con, detail["datasheet"]["name"])}, notes
+
+
+def rule_language(con: duckdb.DuckDBPyConnection, name: str, lang: str | None) -> str:
+    """The language asked for, or the language of the name when it is a title in one language
+    only (``Tödliche Treffer``: ``de``); English otherwise. Raises ``InputError`` for a language
+    the rules are not given in."""
+    if lang is not None:
+        check_language(lang)
+        return lang
+    query.rule_keys_for(name)  # InputError for a name the lookup cannot read
+    hits = query.rule_keys_by_title(con, name)
+    langs = {h[1] for h in hits}
+    return "en" if not hits or "en" in langs else sorted(langs)[0]
+
+
+def default_edition_ruling(con: duckdb.DuckDBPyConnection, name: str, mode: str, on: dt.date | None,
+                           language: str = "en", notes: list[str] | None = None):
+    """The ruling (``pipeline.rules.Ruling``) in the latest edition of the database
+    (``query.latest_edition``), or, when no wording of the rule applies there, in the newest
+    other edition where one does, with a note appended to ``notes``; when none applies
+    anywhere, another game mode's wording with a note, else the ``NotFoundError`` of the
+    latest edition."""
+    from pipeline.rules import governing_text
+
+    notes = notes if notes is not None else []
+    latest = query.latest_edition(con)
+    others = sorted((e for e in query.known_editions(con) if e != latest), reverse=True)
+    try:
+        ruling = governing_text(con, name, latest, mode, on, language)
+        if ruling.language == language:
+            return ruling
+        for edition in others:  # the language asked for is only in another edition's wording
+            try:
+                other = governing_text(con, name, edition, mode, on, language)
+            except NotFoundError:
+                continue
+            if other.language == language:
+                notes.append(f"{other.title}: no {language} wording in edition {latest} (the latest in the "
+                             f"database); the edition {other.edition} wording")
+                return other
+        return ruling
+    except NotFoundError as exc:
+        first_error = exc
+    for edition in others:
+        try:
+            ruling = governing_text(con, name, edition, mode, on, language)
+        except NotFoundError:
+            continue
+        notes.append(f"{ruling.title}: no wording for {mode} games in edition {latest} (the latest in the "
+                     f"database); the edition {ruling.edition} wording")
+        return ruling
+    try:  # no edition has a wording for this game mode: another mode's, with a note (or the error)
+        return governing_text(con, name, latest, mode, on, language, other_mode=True)
+    except NotFoundError:
+        raise first_error from None
+
+
+def rule_answer(con: duckdb.DuckDBPyConnection, name: str, edition: int | None = None, mode: str = "matched",
+                on: dt.date | None = None, lang: str | None = None):
+    """The governing wording of a rule as ``wh40k rule --format json`` gives it, and the notes.
+
+    Returns ``(ruling, answer, notes)``: the ``Ruling``, its ``as_dict()`` with ``"errata"`` (the
+    errata and FAQ entries that target it), and the notes for people. Raises ``InputError`` for
+    an unknown edition or language, ``NotFoundError`` for an unknown rule or one with no wording
+    that applies.
+    """
+    from pipeline.rules import errata_for_rule, governing_text
+
+    notes: list[str] = []
+    query.check_edition(con, edition)
+    language = rule_language(con, name, lang)
+    if edition is None:
+        ruling = default_edition_ruling(con, name, mode, on, language, notes)
+    else:
+        ruling = governing_text(con, name, edition, mode, on, language, other_mode=True)
+    return ruling, {**ruling.as_dict(), "errata": errata_for_rule(con, ruling)}, notes

@@ -1,0 +1,583 @@
+"""The HTTP JSON API of ``wh40k serve`` (FastAPI; its OpenAPI schema at ``/openapi.json``, the
+interactive documentation at ``/docs``) and the web page (``/``).
+
+Every endpoint reads; none writes. The database is opened read-only through
+``query.open_database`` (the sandbox and the schema check of ``pipeline.database``) when the
+application starts; each request reads through its own cursor of that connection. A database
+file that is replaced while the server runs (a rebuild renames the new file over the old) is
+opened again on the next request. Answers are those of the command line, from the same
+functions: ``/api/unit`` is ``wh40k unit --format json``, ``/api/rule`` is ``wh40k rule
+--format json``, ``POST /api/attack`` is ``wh40k attack --format json``.
+
+Errors are JSON ``{"detail": "<what, where, how to fix>"}``: a name that matches nothing
+(``NotFoundError``) is 404, an input that cannot be read or is over a limit (``InputError``,
+or a value of the wrong type or range) is 422, a database that cannot be read is 503.
+
+Because the database cannot change under a running server, answers are kept in a small cache
+(``cache_size`` answers, least recently used first out), emptied when the file is replaced.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+import threading
+from collections import OrderedDict
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Callable, Iterator, Literal, Optional
+
+from fastapi import Body, FastAPI, Query, Request
+from fastapi.concurrency import run_in_threadpool
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import FileResponse, JSONResponse, Response
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from pydantic import BaseModel, ConfigDict, Field
+
+from pipeline import limits, query
+from pipeline.cli.output import _plain
+from pipeline.database import _file_identity
+from pipeline.errors import DatabaseError, InputError, NotFoundError, Wh40kError
+from pipeline.service import DEFAULT_CACHE_SIZE, answers
+
+STATIC = Path(__file__).resolve().parent / "static"
+
+
+class Database:
+    """The database a server reads: one read-only connection (``query.open_database``), a
+    cursor of it per request, opened again when the file at ``path`` is replaced, and the cache
+    of answers over it. Raises ``DatabaseError`` (from ``open_database``) when the file is not a
+    database this wh40k builds."""
+
+    def __init__(self, path: Path, cache_size: int = DEFAULT_CACHE_SIZE) -> None:
+        self.path = path
+        self.cache_size = cache_size
+        self._lock = threading.Lock()
+        self._cache: OrderedDict[tuple, Any] = OrderedDict()
+        #: The wording of each rule an attack's steps name, by (rule key, edition): kept whatever
+        #: ``cache_size`` (a few dozen rules; each lookup reads several tables).
+        self.wordings: dict[tuple[str, int], Any] = {}
+        self._identity = _file_identity(path)
+        self._con = query.open_database(path)
+
+    def _current(self):
+        identity = _file_identity(self.path)
+        if identity != self._identity:
+            with self._lock:
+                if identity != self._identity:
+                    con = query.open_database(self.path)
+                    old, self._con, self._identity = self._con, con, identity
+                    self._cache.clear()
+                    self.wordings.clear()
+                    old.close()
+        return self._con
+
+    @contextmanager
+    def cursor(self) -> Iterator[Any]:
+        """A cursor of the connection for one request (closed after it)."""
+        cursor = self._current().cursor()
+        try:
+            yield cursor
+        finally:
+            cursor.close()
+
+    def cached(self, key: tuple) -> Any:
+        """The cached answer for ``key``, or None."""
+        self._current()
+        with self._lock:
+            if key in self._cache:
+                self._cache.move_to_end(key)
+                return self._cache[key]
+        return None
+
+    def answer(self, key: tuple, compute: Callable[[Any], Any]) -> Any:
+        """The cached answer for ``key``, or ``compute(cursor)`` (kept when it succeeds)."""
+        self._current()
+        with self._lock:
+            if key in self._cache:
+                self._cache.move_to_end(key)
+                return self._cache[key]
+        with self.cursor() as cursor:
+            value = compute(cursor)
+        if self.cache_size > 0:
+            with self._lock:
+                self._cache[key] = value
+                while len(self._cache) > self.cache_size:
+                    self._cache.popitem(last=False)
+        return value
+
+    def close(self) -> None:
+        self._con.close()
+
+
+# --- response and request models (the OpenAPI schema) ---------------------------------------
+
+class Open(BaseModel):
+    """A JSON object that may carry more fields than those declared."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class ErrorBody(BaseModel):
+    detail: str = Field(description="What went wrong, where, and how to fix it (one line).")
+
+
+ERRORS = {404: {"model": ErrorBody, "description": "A name that matches nothing (with close names)"},
+          422: {"model": ErrorBody, "description": "An input that cannot be read or is over a limit"},
+          503: {"model": ErrorBody, "description": "The database cannot be read"}}
+BODY_ERRORS = {400: {"model": ErrorBody, "description": "A request body that is not JSON"}, **ERRORS}
+
+#: The example request of the attack's errors and documentation.
+ATTACK_EXAMPLE = '{"attacker": "Battle Sisters Squad", "target": "MEQ"}'
+
+
+class Info(BaseModel):
+    database: str
+    editions: list[int]
+    latest_edition: int
+    standard_profiles: dict[str, str]
+
+
+class UnitRow(Open):
+    name: str
+    datasheet_id: str
+    faction_id: Optional[str] = None
+    edition: Optional[int] = None
+    game_mode: Optional[str] = None
+    starting_strength: Optional[int] = None
+    source_id: str
+
+
+class UnitList(BaseModel):
+    edition: Optional[int] = Field(description="The edition listed (null: every edition)")
+    units: list[UnitRow]
+    note: Optional[str] = Field(None, description="Why nothing matched, when nothing did")
+
+
+class UnitAnswer(Open):
+    datasheet: dict[str, Any]
+    model_profiles: list[dict[str, Any]]
+    weapons: list[dict[str, Any]]
+    abilities: list[dict[str, Any]]
+    keywords: list[dict[str, Any]]
+    loadout: list[dict[str, Any]]
+    data_gaps: list[dict[str, Any]]
+    errata: list[dict[str, Any]]
+    notes: list[str]
+
+
+class WeaponList(BaseModel):
+    edition: int
+    weapons: list[dict[str, Any]]
+    note: Optional[str] = None
+
+
+class ChainStep(BaseModel):
+    source_id: str
+    kind: str
+    game_mode: Optional[str] = None
+    effective_date: Optional[str] = None
+    verdict: str
+
+
+class RulingOut(Open):
+    rule_key: str
+    title: str
+    section: Optional[str] = None
+    edition: int
+    game_mode: str
+    on: Optional[str] = None
+    text: str
+    source_id: str
+    locator: str
+    part_of: Optional[str] = None
+    language: str
+    note: Optional[str] = None
+    erratum_id: Optional[str] = None
+    chain: list[ChainStep]
+
+
+class RuleAnswer(RulingOut):
+    errata: list[dict[str, Any]]
+    notes: list[str]
+
+
+class Change(BaseModel):
+    op: str
+    from_: str = Field(alias="from")
+    to: str
+
+
+class RuleDiffAnswer(BaseModel):
+    from_: RulingOut = Field(alias="from")
+    to: RulingOut
+    changes: list[Change]
+    marked: str = Field(description="The new text with [-removed-] and {+added+} words")
+
+
+class RuleChanges(BaseModel):
+    rules: list[dict[str, Any]]
+
+
+class SearchHit(BaseModel):
+    kind: str
+    name: str
+    edition: Optional[int] = None
+    language: str
+    source_id: str
+    locator: str
+    score: float
+    passage: str
+
+
+class SearchAnswer(BaseModel):
+    hits: list[SearchHit]
+    note: Optional[str] = None
+
+
+class StageOut(BaseModel):
+    mean: float
+    pmf: list[float] = Field(description="P(exactly k), k = 0, 1, ...")
+
+
+class ExplainOut(Open):
+    rule_key: str
+    summary: str
+    edition: int
+    title: Optional[str] = None
+    section: Optional[str] = None
+    source_id: Optional[str] = None
+    locator: Optional[str] = None
+    note: Optional[str] = None
+
+
+class AttackAnswer(Open):
+    """``wh40k attack --format json``: each stage's mean and pmf, the inputs used, the steps."""
+
+    attacker: str
+    weapons: list[dict[str, Any]]
+    target: dict[str, Any]
+    attacks: StageOut
+    hits: StageOut
+    wounds: StageOut
+    unsaved: StageOut
+    mortal_wounds: StageOut
+    damage: StageOut
+    models_destroyed: StageOut
+    target_destroyed: float
+    hazardous_mortal_wounds: float
+    notes: list[str]
+    steps: list[dict[str, Any]]
+    choices: dict[str, Any]
+    explain: list[ExplainOut]
+    input_notes: list[str]
+
+
+Reroll = Literal["ones", "failed", "all"]
+Language = Literal["en", "de", "es", "fr", "it", "ja", "ko", "zh"]
+
+
+class AttackBody(BaseModel):
+    """The request of ``pipeline.engine.service.AttackRequest`` (and of ``wh40k attack``'s
+    options) as JSON."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [
+        {"attacker": "Battle Sisters Squad", "target": "MEQ", "half_range": True}]})
+
+    attacker: str = Field(min_length=1, max_length=limits.MAX_NAME_LENGTH,
+                          description="Attacking unit: name or datasheet id")
+    target: str = Field(min_length=1, max_length=limits.MAX_NAME_LENGTH, description=(
+        "A unit name, a standard profile (GEQ, MEQ, TEQ, VEHICLE, MONSTER) or an inline profile "
+        "such as \"T4 Sv3+ W2 x10 inv4+ fnp5+ INFANTRY\""))
+    phase: Literal["shooting", "fight"] = "shooting"
+    weapons: list[str] = Field(default_factory=list, max_length=limits.MAX_WEAPONS_PER_ATTACK, description=(
+        "Weapons to use, e.g. 'boltgun' or '2 heavy bolters' (default: the loadout)"))
+    models: Optional[int] = Field(None, ge=1, le=limits.MAX_MODELS_PER_WEAPON)
+    target_models: Optional[int] = Field(None, ge=1, le=limits.MAX_TARGET_WOUNDS)
+    feel_no_pain: Optional[int] = Field(None, ge=2, le=6, description="The target's Feel No Pain (5 for 5+)")
+    edition: Optional[int] = Field(None, ge=10, le=11, description="Default: the latest edition in the database")
+    half_range: bool = False
+    stationary: bool = False
+    charged: bool = False
+    cover: bool = False
+    overwatch: bool = False
+    damaged: bool = Field(False, description="The attacker is Damaged (-1 to hit)")
+    indirect: bool = Field(False, description="Fire [INDIRECT FIRE] weapons indirectly")
+    spotted: bool = Field(False, description="With indirect: the target is visible to a friendly unit")
+    close_quarters: bool = Field(False, description="Close-quarters shooting (11th edition)")
+    reroll_hits: Optional[Reroll] = None
+    reroll_wounds: Optional[Reroll] = None
+    hit_modifier: int = Field(0, ge=-6, le=6, description="Net hit roll modifier (the engine caps it at +/-1)")
+    wound_modifier: int = Field(0, ge=-6, le=6, description="Net wound roll modifier (capped)")
+    critical_hit_on: int = Field(6, ge=2, le=6, description="Unmodified hit roll that is a Critical Hit")
+    damage_reduction: Optional[Literal["one", "half"]] = None
+
+    def request(self):
+        """The engine's ``AttackRequest``."""
+        from pipeline.engine.profiles import Context
+        from pipeline.engine.service import AttackRequest
+
+        for weapon in self.weapons:
+            limits.check_name(weapon, "weapon name")
+        context = Context(
+            half_range=self.half_range, stationary=self.stationary, charged=self.charged, cover=self.cover,
+            overwatch=self.overwatch, damaged=self.damaged, indirect=self.indirect,
+            target_visible_to_friendly_unit=self.spotted, close_quarters=self.close_quarters, reroll_hits=self.reroll_hits, reroll_wounds=self.reroll_wounds,
+            hit_modifier=self.hit_modifier, wound_modifier=self.wound_modifier,
+            critical_hit_on=self.critical_hit_on, damage_reduction=self.damage_reduction)
+        return AttackRequest(
+            attacker=self.attacker, target=self.target, phase=self.phase, weapons=tuple(self.weapons),
+            models=self.models, target_models=self.target_models, feel_no_pain=self.feel_no_pain,
+            context=context, edition=self.edition)
+
+
+# --- the application ---------------------------------------------------------------------------
+
+def _where(loc: tuple) -> str:
+    """Where a validation error is, for people.
+
+    >>> _where(("query", "edition")), _where(("body", "weapons", 2)), _where(("body",))
+    ("query parameter 'edition'", "body field 'weapons.2'", 'the request body')
+    """
+    kind, *rest = loc
+    if not rest:
+        return "the request body" if kind == "body" else str(kind)
+    path = ".".join(str(p) for p in rest)
+    return f"{'query parameter' if kind == 'query' else 'body field' if kind == 'body' else kind} '{path}'"
+
+
+def _error(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"detail": message}, status_code=status)
+
+
+def create_app(db: Path, cache_size: int = DEFAULT_CACHE_SIZE) -> FastAPI:
+    """The FastAPI application over the database at ``db`` (opened read-only now: raises
+    ``DatabaseError`` for a missing or foreign file). ``cache_size`` 0 keeps no answers."""
+    database = Database(db, cache_size)
+    app = FastAPI(
+        title="wh40k rules database", version=_version(),
+        description="Read-only answers of the Warhammer 40,000 rules database: units, weapons, rule "
+                    "wordings with their sources, search, and exact attack distributions.")
+    app.state.database = database
+
+    @app.exception_handler(NotFoundError)
+    async def not_found(request: Request, exc: NotFoundError) -> JSONResponse:
+        return _error(404, str(exc))
+
+    @app.exception_handler(DatabaseError)
+    async def database_error(request: Request, exc: DatabaseError) -> JSONResponse:
+        return _error(503, str(exc))
+
+    @app.exception_handler(Wh40kError)
+    async def input_error(request: Request, exc: Wh40kError) -> JSONResponse:
+        return _error(422, str(exc))
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        if exc.status_code == 400:  # a body that cannot be read as JSON
+            return _error(400, f"the request body is not JSON ({exc.detail}); send a JSON object such as "
+                               f"{ATTACK_EXAMPLE} with the header content-type: application/json")
+        return _error(exc.status_code, str(exc.detail))
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        first = exc.errors()[0]
+        more = len(exc.errors()) - 1
+        return _error(422, f"{_where(tuple(first.get('loc', ('request',))))}: {first.get('msg', 'invalid')}"
+                           + (f" (and {more} more)" if more else "") + "; see /docs for what the request takes")
+
+    async def ok(key: tuple, compute: Callable[[Any], Any]) -> Response:
+        """The answer for ``key`` as a JSON response (its text is what is cached): from the cache
+        on the event loop, else computed in a worker thread (the database and the engine block)."""
+        body = database.cached(key)
+        if body is None:
+            body = await run_in_threadpool(database.answer, key, lambda con: json.dumps(
+                _plain(compute(con)), ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode())
+        return Response(body, media_type="application/json")
+
+    @app.get("/", include_in_schema=False)
+    def page() -> FileResponse:
+        return FileResponse(STATIC / "index.html", media_type="text/html")
+
+    @app.get("/app.js", include_in_schema=False)
+    def script() -> FileResponse:
+        return FileResponse(STATIC / "app.js", media_type="text/javascript")
+
+    @app.get("/api/info", response_model=Info, responses=ERRORS, summary="The database's editions")
+    async def info() -> Response:
+        from pipeline.engine.inputs import STANDARD_PROFILES
+
+        def compute(con):
+            return {"database": database.path.name, "editions": query.known_editions(con),
+                    "latest_edition": query.latest_edition(con),
+                    "standard_profiles": {k: _profile_text(t) for k, t in STANDARD_PROFILES.items()}}
+        return await ok(("info",), compute)
+
+    @app.get("/api/units", response_model=UnitList, responses=ERRORS, summary="Units (wh40k units)")
+    async def units(
+        name: Optional[str] = Query(None, max_length=limits.MAX_NAME_LENGTH, description="Part of the unit name"),
+        faction: Optional[str] = Query(None, max_length=limits.MAX_NAME_LENGTH, description="Faction id"),
+        edition: Optional[int] = Query(None, ge=10, le=11, description="10 or 11 (default: the latest in the database)"),
+        every_edition: bool = Query(False, description="List the units of every edition"),
+        limit: int = Query(1000, ge=1, le=100000, description="At most this many units"),
+    ) -> Response:
+        def compute(con):
+            wanted = None if every_edition else query.resolve_edition(con, edition)
+            rows = query.list_units(con, name=name, faction=faction, edition=wanted)
+            note = None
+            if not rows:
+                note = (query.units_filter_note(con, name=name, faction=faction, edition=wanted)
+                        if wanted is not None else "no unit matches")
+            return {"edition": wanted, "units": list(rows)[:limit], "note": note}
+        return await ok(("units", name, faction, edition, every_edition, limit), compute)
+
+    @app.get("/api/unit", response_model=UnitAnswer, responses=ERRORS, summary="One unit (wh40k unit)")
+    async def unit(
+        name: str = Query(..., min_length=1, max_length=limits.MAX_NAME_LENGTH, description="Unit name or datasheet id"),
+        edition: Optional[int] = Query(None, ge=10, le=11, description="10 or 11 (default: the latest in the database)"),
+        mode: Optional[Literal["matched", "combat-patrol"]] = Query(None),
+    ) -> Response:
+        def compute(con):
+            answer, notes = answers.unit_answer(con, name, edition, mode)
+            return {**answer, "notes": notes}
+        return await ok(("unit", name, edition, mode), compute)
+
+    @app.get("/api/weapons", response_model=WeaponList, responses=ERRORS, summary="Weapons (wh40k weapons)")
+    async def weapons(
+        name: Optional[str] = Query(None, max_length=limits.MAX_NAME_LENGTH, description="Part of the weapon name"),
+        ability: Optional[str] = Query(None, max_length=limits.MAX_NAME_LENGTH, description="A weapon ability"),
+        edition: Optional[int] = Query(None, ge=10, le=11, description="10 or 11 (default: the latest in the database)"),
+        limit: int = Query(1000, ge=1, le=100000),
+    ) -> Response:
+        def compute(con):
+            wanted = query.resolve_edition(con, edition)
+            rows = query.weapons(con, name=name, ability=ability, edition=wanted)
+            note = None if rows else query.weapons_filter_note(con, name=name, ability=ability, edition=wanted)
+            return {"edition": wanted, "weapons": list(rows)[:limit], "note": note}
+        return await ok(("weapons", name, ability, edition, limit), compute)
+
+    @app.get("/api/rule", response_model=RuleAnswer, responses=ERRORS, summary="The wording that applies (wh40k rule)")
+    async def rule(
+        name: str = Query(..., min_length=1, max_length=limits.MAX_NAME_LENGTH,
+                          description="Rule name, alias or section number"),
+        edition: Optional[int] = Query(None, ge=10, le=11, description="10 or 11 (default: the latest in the database)"),
+        mode: Literal["matched", "combat-patrol"] = Query("matched"),
+        on: Optional[dt.date] = Query(None, description="Date the game is played, YYYY-MM-DD"),
+        lang: Optional[Language] = Query(None, description="The language of the wording (default: en, or the language of the name)"),
+    ) -> Response:
+        def compute(con):
+            _, answer, notes = answers.rule_answer(con, name, edition, mode, on, lang)
+            return {**answer, "notes": notes}
+        return await ok(("rule", name, edition, mode, on, lang), compute)
+
+    @app.get("/api/rule-diff", response_model=RuleDiffAnswer, responses=ERRORS,
+             summary="A rule's changes between editions (wh40k rule-diff)")
+    async def rule_diff(
+        name: str = Query(..., min_length=1, max_length=limits.MAX_NAME_LENGTH),
+        from_edition: int = Query(10, alias="from", ge=10, le=11),
+        to_edition: int = Query(11, alias="to", ge=10, le=11),
+        mode: Literal["matched", "combat-patrol"] = Query("matched"),
+        on: Optional[dt.date] = Query(None, description="YYYY-MM-DD"),
+    ) -> Response:
+        from pipeline.rules import rule_diff as diff_of
+
+        def compute(con):
+            query.check_edition(con, from_edition, "from")
+            query.check_edition(con, to_edition, "to")
+            return diff_of(con, name, from_edition, to_edition, mode, on).as_dict()
+        return await ok(("rule-diff", name, from_edition, to_edition, mode, on), compute)
+
+    @app.get("/api/rule-changes", response_model=RuleChanges, responses=ERRORS,
+             summary="Every core rule that changed between editions (wh40k rule-diff --all)")
+    async def rule_changes(
+        from_edition: int = Query(10, alias="from", ge=10, le=11),
+        to_edition: int = Query(11, alias="to", ge=10, le=11),
+        mode: Literal["matched", "combat-patrol"] = Query("matched"),
+    ) -> Response:
+        from pipeline.rules import changed_rules
+
+        def compute(con):
+            query.check_edition(con, from_edition, "from")
+            query.check_edition(con, to_edition, "to")
+            return {"rules": [r for r in changed_rules(con, from_edition, to_edition, mode) if r["status"] != "same"]}
+        return await ok(("rule-changes", from_edition, to_edition, mode), compute)
+
+    @app.get("/api/search", response_model=SearchAnswer, responses=ERRORS, summary="Find wordings (wh40k search)")
+    async def search(
+        text: str = Query(..., min_length=1, max_length=limits.MAX_NAME_LENGTH, description="Words to find"),
+        edition: Optional[int] = Query(None, ge=10, le=11, description="10 or 11 (default: every edition)"),
+        lang: Optional[Language] = Query(None, description="Only wordings in this language (default: every one)"),
+        limit: int = Query(20, ge=1, le=500),
+    ) -> Response:
+        from pipeline.search import search as find
+
+        def compute(con):
+            answers.check_language(lang, "lang")
+            query.check_edition(con, edition)
+            hits = [dataclasses.asdict(h) for h in find(con, text, edition, lang, limit)]
+            return {"hits": hits, "note": None if hits else f"nothing has every word of {text!r}"}
+        return await ok(("search", text, edition, lang, limit), compute)
+
+    @app.post("/api/attack", response_model=AttackAnswer, responses=BODY_ERRORS,
+              summary="Exact distributions of an attack (wh40k attack --format json)")
+    async def attack(body: AttackBody = Body(...)) -> Response:
+        from pipeline.cli.attack import outcome_as_dict
+        from pipeline.engine.service import attack_with, check_request
+
+        request = body.request()
+        check_request(request)
+
+        def compute(con):
+            outcome = attack_with(con, request, explain=False)
+            explained = _explained(database, outcome.result, _edition_of(con, request))
+            return outcome_as_dict(dataclasses.replace(outcome, explained=explained))
+        return await ok(("attack", request), compute)
+
+    return app
+
+
+def _edition_of(con, request) -> int:
+    """The edition of the rules an attack applies (``AttackRequest.edition``, else the latest)."""
+    return query.latest_edition(con) if request.edition is None else request.edition
+
+
+def _explained(database: Database, result, edition: int) -> tuple:
+    """``engine.service.explain_steps`` with each rule's wording looked up once per database
+    (``Database.wordings``: an attack's steps name some 10 to 30 rules of a few dozen)."""
+    from pipeline.engine.service import explain_steps
+
+    out = []
+    for step in result.steps:
+        key = (step.rule_key, edition)
+        if key not in database.wordings:
+            with database.cursor() as con:
+                database.wordings[key] = explain_steps(con, _Steps((step,)), edition)[0]
+        found = database.wordings[key]
+        out.append(dataclasses.replace(found, summary=step.summary))
+    return tuple(out)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Steps:
+    """The part of an ``AttackResult`` that ``explain_steps`` reads."""
+
+    steps: tuple
+
+
+def _profile_text(target) -> str:
+    """A standard target profile as its inline text (``T4 Sv3+ W2 x10 INFANTRY``)."""
+    parts = [f"T{target.toughness}", f"Sv{target.save}+" if target.save else "Sv-", f"W{target.wounds}",
+             f"x{target.models}"]
+    if target.invulnerable_save:
+        parts.append(f"inv{target.invulnerable_save}+")
+    return " ".join(parts + sorted(target.keywords))
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("wh40k-rules-db")
+    except PackageNotFoundError:  # pragma: no cover - run from a checkout without install
+        return "0"
