@@ -8,7 +8,7 @@ export OPENBLAS_NUM_THREADS ?= 1
 STAMP   = $(VENV)/.installed
 
 .DEFAULT_GOAL := help
-.PHONY: help venv build-db test bench clean
+.PHONY: help venv build-db matchups test bench clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -25,6 +25,9 @@ venv: $(STAMP) ## Create the virtual environment and install the project (done o
 build-db: $(STAMP) ## Build the database from $(RAW) into $(DB), then show a first query
 	$(BIN)/wh40k build --raw $(RAW) --db $(DB)
 	$(BIN)/wh40k sql --db $(DB) "SELECT d.name, d.starting_strength AS models, count(w.weapon_name) AS weapon_profiles FROM datasheets d LEFT JOIN weapon_profiles w USING (datasheet_id) GROUP BY ALL ORDER BY d.name LIMIT 20"
+
+matchups: $(STAMP) ## Fill the matchups tables of $(DB): every weapon profile against every target
+	$(BIN)/wh40k matchups --db $(DB)
 
 test: $(STAMP) ## Run the tests (unit, golden files, properties, end to end)
 	$(BIN)/python -m pytest tests pipeline schemas

@@ -763,6 +763,65 @@ class Effect(Provenanced):
     note: str | None = None
 
 
+class MatchupWeapon(Record):
+    """A weapon profile of the database as ``wh40k matchups`` fires it (``pipeline.matchups``):
+    ``models`` models (its datasheet's smallest unit size) each firing the profile once, with no
+    situational option. ``weapon_key``: its distinct weapon (``matchups.weapon_key``): profiles
+    equal in everything the attack reads share one. Filled after the build by ``wh40k matchups``
+    (empty until then)."""
+
+    __table__ = "matchup_weapons"
+    __key__ = ("edition", "datasheet_id", "weapon_name", "profile_name", "is_melee")
+
+    edition: Edition
+    datasheet_id: str
+    weapon_name: str
+    profile_name: str
+    is_melee: bool
+    faction_id: str | None
+    models: int
+    weapon_key: int
+
+
+class MatchupTarget(Record):
+    """A target of ``wh40k matchups``: a datasheet (``kind`` ``datasheet``, ``target_id`` its
+    datasheet_id: its Bodyguard model line at the smallest unit size, as ``wh40k attack`` reads
+    it) or a standard profile (``kind`` ``standard``, ``target_id`` GEQ, MEQ, TEQ, VEHICLE or
+    MONSTER). ``target_key``: its distinct target (``matchups.target_key``)."""
+
+    __table__ = "matchup_targets"
+    __key__ = ("edition", "target_id")
+
+    edition: Edition
+    target_id: str
+    target_name: str
+    kind: str
+    faction_id: str | None
+    models: int
+    target_key: int
+
+
+class Matchup(Record):
+    """One distinct weapon against one distinct target in one edition (``wh40k matchups``):
+    the exact engine's figures, under the defaults of ``pipeline.matchups``. Figures are None
+    where the exact engine refuses the pair (``resolution`` ``refused``); ``resolution`` is
+    ``batched`` (the vectorised chain of ``pipeline.engine.batch``) or ``exact`` (resolved by
+    ``exact.resolve`` one pair at a time: a Devastating Wounds weapon).
+    ``expected_damage``: damage points after Feel No Pain, before excess damage is lost."""
+
+    __table__ = "matchups"
+    __key__ = ("edition", "weapon_key", "target_key")
+
+    edition: Edition
+    weapon_key: int
+    target_key: int
+    expected_damage: float | None
+    expected_models_destroyed: float | None
+    p_any_destroyed: float | None
+    p_unit_destroyed: float | None
+    resolution: str
+
+
 #: Every record class whose rows go to the database, in load order.
 ALL_RECORDS: tuple[type[Record], ...] = (
     Source,
@@ -806,4 +865,7 @@ ALL_RECORDS: tuple[type[Record], ...] = (
     Erratum,
     ErratumTarget,
     Effect,
+    MatchupWeapon,
+    MatchupTarget,
+    Matchup,
 )

@@ -1,0 +1,50 @@
+"""``wh40k matchups``: fill the ``matchups`` tables (every weapon profile against every target)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from pipeline import query
+from pipeline.cli import app
+from pipeline.cli.output import Format, note, render_rows, to_json
+
+
+@app.command("matchups")
+def matchups_command(
+    edition: Optional[int] = typer.Option(None, "--edition", help="10 or 11 (default: both)."),
+    db: Path = typer.Option(query.DEFAULT_DB, "--db", help="Database file (written: its matchups tables)."),
+    fmt: Format = typer.Option(Format.table, "--format", "-f", help="table, json or csv (the summary)."),
+) -> None:
+    """Every weapon profile against every target (each datasheet and GEQ/MEQ/TEQ/VEHICLE/MONSTER),
+    per edition, into the tables matchups, matchup_weapons and matchup_targets of the database.
+
+    Defaults: the weapon's unit at its smallest size, every model firing it; no situational
+    option; in the 11th edition the better Lethal Hits choice. Progress goes to stderr, the
+    summary to stdout.
+
+    Example: wh40k matchups --edition 10 && wh40k sql "SELECT * FROM matchups LIMIT 5"
+    """
+    from pipeline.errors import InputError
+    from pipeline.matchups import compute_matchups, write_matchups
+
+    if edition is not None and edition not in (10, 11):
+        raise InputError(f"--edition {edition}: the editions are 10 and 11; give one of them or leave it out for both")
+    editions = (edition,) if edition else (10, 11)
+    parts = compute_matchups(db, editions, progress=lambda text: print(text, file=sys.stderr, flush=True))
+    written = write_matchups(db, parts)
+    rows = [part.summary() for part in parts]
+    if fmt is Format.json:
+        typer.echo(to_json({"editions": rows, "rows_written": written}))
+        return
+    render_rows(rows, fmt, title="Matchups: every weapon profile against every target")
+    for part in parts:
+        for reason, count in part.left_out.items():
+            note(f"edition {part.edition}: {count} datasheet(s) left out: {reason}")
+        if part.result and part.result.refusals:
+            first = next(iter(part.result.refusals))
+            note(f"edition {part.edition}: {part.result.refused_pairs} pair(s) refused by the exact engine, e.g. {first}")
+    note(f"rows written: {', '.join(f'{table} {n}' for table, n in written.items())}")

@@ -1,0 +1,222 @@
+"""Every weapon profile of a database against every target: the ``matchups`` tables.
+
+``compute_matchups(db)`` reads the database (read-only, in its sandbox), resolves with the batch
+engine (``pipeline.engine.batch``) and ``write_matchups`` writes three tables declared in
+``schemas.records`` (``MatchupWeapon``, ``MatchupTarget``, ``Matchup``), replacing their rows:
+
+- ``matchup_weapons``: every weapon profile with a Strength (ranged and melee) of every
+  datasheet, per edition, with its ``weapon_key``;
+- ``matchup_targets``: every datasheet of that edition as a target (as ``wh40k attack`` reads it:
+  its Bodyguard model line, its smallest unit size) and the standard profiles of
+  ``pipeline.engine.inputs`` (GEQ, MEQ, TEQ, VEHICLE, MONSTER), with its ``target_key``;
+- ``matchups``: one row per distinct (weapon, target) pair of an edition, joined to the other
+  two on ``(edition, weapon_key)`` and ``(edition, target_key)``.
+
+Defaults (stated in the README): the weapon's unit at its smallest size, every model firing the
+profile once (``Weapon.models`` = that size); no situational option (no cover, not stationary,
+not charged, full range); in the 11th edition the better of the Lethal Hits choices (the exact
+engine's default). A datasheet with no model count or no characteristics is left out, counted in
+the summary with the first reason. Storing distinct pairs (and not the full cross product) keeps
+the table to the pairs that differ; the join gives every pair.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Callable
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+
+from pipeline.database import open_database
+from pipeline.engine import batch, from_db
+from pipeline.engine.inputs import STANDARD_PROFILES
+from pipeline.engine.profiles import Context, Target, Weapon
+from pipeline.errors import DatabaseError, InputError
+from schemas.records import Matchup, MatchupTarget, MatchupWeapon
+from schemas.tables import TABLES, column_values
+
+#: The tables ``write_matchups`` replaces, in order.
+MATCHUP_TABLES = (MatchupWeapon.__table__, MatchupTarget.__table__, Matchup.__table__)
+
+
+@dataclass
+class EditionMatchups:
+    """The matchups of one edition: the rows of the three tables and the counts of the summary."""
+
+    edition: int
+    weapons: list[MatchupWeapon] = field(default_factory=list)
+    targets: list[MatchupTarget] = field(default_factory=list)
+    #: the columns of the ``matchups`` rows (one per distinct pair), built from arrays
+    matchups: dict[str, list] = field(default_factory=dict)
+    weapon_profiles: int = 0
+    target_count: int = 0
+    left_out: dict[str, int] = field(default_factory=dict)
+    result: batch.BatchResult | None = None
+    seconds: float = 0.0
+
+    def summary(self) -> dict:
+        """JSON-ready counts of this edition."""
+        r = self.result
+        return {
+            "edition": self.edition,
+            "weapon_profiles": self.weapon_profiles,
+            "targets": self.target_count,
+            "pairs": self.weapon_profiles * self.target_count,
+            "distinct_weapons": len(r.distinct_weapons) if r else 0,
+            "distinct_targets": len(r.distinct_targets) if r else 0,
+            "distinct_pairs": r.distinct_pairs if r else 0,
+            "batched_pairs": r.vectorised_pairs if r else 0,
+            "exact_pairs": r.fallback_pairs if r else 0,
+            "refused_pairs": r.refused_pairs if r else 0,
+            "datasheets_left_out": sum(self.left_out.values()),
+            "seconds": round(self.seconds, 3),
+        }
+
+
+def _rows(cur) -> list[dict]:
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, row)) for row in cur.fetchall()]
+
+
+def compute_matchups(db: Path, editions: tuple[int, ...] = (10, 11),
+                     progress: Callable[[str], None] | None = None) -> list[EditionMatchups]:
+    """The matchups of each of ``editions`` from the database at ``db`` (opened read-only).
+
+    Returns one ``EditionMatchups`` per edition. Raises ``DatabaseError`` when the database
+    cannot be opened (``pipeline.database.open_database``).
+    """
+    say = progress or (lambda text: None)
+    con = open_database(db)
+    try:
+        return [_edition(con, edition, say) for edition in editions]
+    finally:
+        con.close()
+
+
+def _edition(con: duckdb.DuckDBPyConnection, edition: int, say: Callable[[str], None]) -> EditionMatchups:
+    start = time.perf_counter()
+    out = EditionMatchups(edition)
+    sheets = _rows(con.execute("SELECT * FROM datasheets WHERE edition = ? ORDER BY datasheet_id", [edition]))
+    sizes: dict[str, int] = {}
+    targets: list[Target] = list(STANDARD_PROFILES.values())
+    ids: list[tuple[str, str, str, str | None]] = [(name, name, "standard", None) for name in STANDARD_PROFILES]
+    for n, sheet in enumerate(sheets, 1):
+        count, why = from_db.model_count(con, sheet)
+        if count is None:
+            out.left_out[why] = out.left_out.get(why, 0) + 1
+        else:
+            sizes[sheet["datasheet_id"]] = count
+            try:
+                targets.append(from_db.target_from_datasheet(con, sheet, models=count))
+                ids.append((sheet["datasheet_id"], sheet["name"], "datasheet", sheet["faction_id"]))
+            except InputError as error:
+                reason = str(error).split(";")[0].split(") ", 1)[-1]
+                out.left_out[reason] = out.left_out.get(reason, 0) + 1
+        if n % 200 == 0 or n == len(sheets):
+            say(f"edition {edition}: read {n}/{len(sheets)} datasheets")
+    weapons, keys = _weapons(con, edition, sizes)
+    out.weapon_profiles, out.target_count = len(weapons), len(targets)
+    say(f"edition {edition}: {len(weapons)} weapon profiles x {len(targets)} targets")
+
+    def tick(done: int, total: int) -> None:
+        if done % 100 == 0 or done == total:
+            say(f"edition {edition}: resolved {done}/{total} distinct weapons")
+
+    result = batch.resolve_batch(weapons, targets, Context(edition=edition), progress=tick)
+    out.result = result
+    out.weapons = [MatchupWeapon(edition=edition, datasheet_id=k[0], weapon_name=k[1], profile_name=k[2],
+                                 is_melee=k[3], faction_id=k[4], models=w.models, weapon_key=int(i))
+                   for k, w, i in zip(keys, weapons, result.weapon_index)]
+    out.targets = [MatchupTarget(edition=edition, target_id=t_id, target_name=name, kind=kind, faction_id=faction,
+                                 models=t.models, target_key=int(j))
+                   for (t_id, name, kind, faction), t, j in zip(ids, targets, result.target_index)]
+    out.matchups = _matchup_rows(edition, result)
+    out.seconds = time.perf_counter() - start
+    return out
+
+
+def _weapons(con: duckdb.DuckDBPyConnection, edition: int, sizes: dict[str, int]
+             ) -> tuple[list[Weapon], list[tuple]]:
+    """The weapon profiles of ``edition`` whose datasheet has a model count, each fired by that
+    many models, and their keys (datasheet_id, weapon_name, profile_name, is_melee, faction_id)."""
+    weapons: list[Weapon] = []
+    keys: list[tuple] = []
+    faction = dict(con.execute("SELECT datasheet_id, faction_id FROM datasheets WHERE edition = ?",
+                               [edition]).fetchall())
+    for is_melee in (False, True):
+        profiles = from_db.all_weapon_profiles(con, is_melee)
+        # the same rows in the same order as all_weapon_profiles reads them
+        rows = con.execute("SELECT datasheet_id, weapon_name, profile_name FROM weapon_profiles "
+                           "WHERE is_melee = ? AND strength IS NOT NULL "
+                           "ORDER BY datasheet_id, weapon_name, profile_name", [is_melee]).fetchall()
+        if len(rows) != len(profiles):
+            raise DatabaseError("the weapon profiles changed while they were read; run the command again")
+        for (ds_id, weapon_name, profile_name), weapon in zip(rows, profiles):
+            if ds_id in sizes:
+                weapons.append(replace(weapon, models=sizes[ds_id]))
+                keys.append((ds_id, weapon_name, profile_name, is_melee, faction.get(ds_id)))
+    return weapons, keys
+
+
+def _matchup_rows(edition: int, result: batch.BatchResult) -> dict[str, list]:
+    """The columns of one ``Matchup`` row per distinct pair of ``result`` (the record's fields,
+    in order; NaN figures of a refused pair become NULL)."""
+    figures = result.distinct_figures
+    n_w, n_t = figures.shape[1:]
+    resolution = np.full((n_w, n_t), "batched", dtype=object)
+    for i, j in result.fallback_index:
+        resolution[i, j] = "exact"
+    refused = np.isnan(figures[0])
+    resolution[refused] = "refused"
+    i, j = np.meshgrid(np.arange(n_w), np.arange(n_t), indexing="ij")
+    columns: dict[str, list] = {"edition": [edition] * (n_w * n_t), "weapon_key": i.ravel().tolist(),
+                                "target_key": j.ravel().tolist()}
+    for name, values in zip(batch.FIGURES, figures):
+        columns[name] = [None if np.isnan(v) else v for v in values.ravel().tolist()]
+    columns["resolution"] = resolution.ravel().tolist()
+    if list(columns) != list(Matchup.model_fields):
+        raise AssertionError("the matchups columns differ from the Matchup record")  # a bug, not an input
+    return columns
+
+
+def write_matchups(db: Path, editions: list[EditionMatchups]) -> dict[str, int]:
+    """Replace the rows of the matchup tables of ``db`` for the given editions (one transaction).
+
+    Returns the rows written per table. Raises ``DatabaseError`` when the file cannot be opened
+    for writing (another process holds it).
+    """
+    try:
+        con = duckdb.connect(str(db))
+    except duckdb.Error as error:
+        raise DatabaseError(f"{db}: cannot open the database for writing ({str(error).splitlines()[0]}); "
+                            "close the other program using it and run the command again") from None
+    counts = dict.fromkeys(MATCHUP_TABLES, 0)
+    try:
+        con.execute("BEGIN TRANSACTION")
+        for table, record, attr in ((MatchupWeapon.__table__, MatchupWeapon, "weapons"),
+                                    (MatchupTarget.__table__, MatchupTarget, "targets"),
+                                    (Matchup.__table__, Matchup, "matchups")):
+            for part in editions:
+                con.execute(f'DELETE FROM "{table}" WHERE edition = ?', [part.edition])
+                rows = getattr(part, attr)
+                columns = rows if isinstance(rows, dict) else column_values(record, rows) if rows else {}
+                size = len(next(iter(columns.values()), []))
+                if not size:
+                    continue
+                schema = pa.schema([pa.field(c.name, _ARROW[type(c.type).__name__]) for c in TABLES[table].columns])
+                con.register("_batch", pa.Table.from_pydict(columns, schema=schema))
+                con.execute(f'INSERT INTO "{table}" SELECT * FROM _batch')
+                con.unregister("_batch")
+                counts[table] += size
+        con.execute("COMMIT")
+        con.execute("CHECKPOINT")
+    finally:
+        con.close()
+    return counts
+
+
+_ARROW = {"String": pa.string(), "Integer": pa.int64(), "Boolean": pa.bool_(), "Float": pa.float64()}
