@@ -18,6 +18,8 @@ engine's own planning step, which reads the edition declarations (``edition_rule
   transition of one unsaved event. Pairs are grouped by (damage per event, target models,
   Wounds): each group's powers ``x0 T^u`` are built once and every pair of the group is one row
   of a single matrix product ``P @ powers``.
+- Plans shared: the plan reads only part of a target (``plan_target``: not its Wounds, its model
+  count only for [BLAST] and [CLEAVE]), so targets equal in that part share one plan.
 - Fallback: a pair whose weapon has Devastating Wounds events (the chain carries a joint count)
   is resolved by ``exact.resolve`` itself; ``BatchResult.fallback_pairs`` counts them. A pair the
   exact engine refuses (``EngineInputError``: a target over the wound limit...) is NaN in every
@@ -142,6 +144,25 @@ def _distinct(items: Sequence, key: Callable) -> tuple[list, np.ndarray]:
     return list(seen), index
 
 
+def plan_target(weapon: Weapon, target: Target) -> Target:
+    """The part of ``target`` the exact engine's plan of ``weapon`` reads (``exact._plan``: T, Sv,
+    InSv, Feel No Pain, keywords, Stealth; the model count only as fives of models for [BLAST] and
+    [CLEAVE]; never the Wounds, which only the allocation chain reads): targets equal in it share
+    one plan. The batch tests check the claim pair by pair against ``exact.resolve``.
+
+    >>> from pipeline.engine.profiles import Target, Weapon
+    >>> from schemas.types import DiceExpr
+    >>> one = DiceExpr(text="1", dice_count=0, dice_sides=0, modifier=1)
+    >>> w = Weapon(name="w", attacks=one, skill=3, strength=4, armour_penetration=0, damage=one, blast=1)
+    >>> [(t.models, t.wounds) for t in (plan_target(w, Target(4, 3, 2, models=m)) for m in (3, 12))]
+    [(1, 1), (10, 1)]
+    """
+    models = 1
+    if (weapon.blast or weapon.cleave) and target.models >= 5:
+        models = target.models // 5 * 5
+    return dataclasses.replace(target, models=models, wounds=1)
+
+
 def _plan(weapon: Weapon, target: Target, context: Context) -> "exact._Plan":
     """The exact engine's plan of one weapon against one target: the same preamble as
     ``exact.resolve`` (validation, keyword-restricted abilities, characteristic limits)."""
@@ -149,9 +170,7 @@ def _plan(weapon: Weapon, target: Target, context: Context) -> "exact._Plan":
     rules = rules_for(context.edition)
     steps: list = []
     weapon = exact._limited(exact._against(weapon, target, steps), rules, steps)
-    plan = exact._plan(weapon, target, context, steps, {})
-    exact._check_chain_work([plan], target)
-    return plan
+    return exact._plan(weapon, target, context, steps, {})
 
 
 def resolve_batch(weapons: Sequence[Weapon], targets: Sequence[Target], context: Context | None = None,
@@ -176,10 +195,28 @@ def resolve_batch(weapons: Sequence[Weapon], targets: Sequence[Target], context:
     refusals: dict[str, int] = {}
     fallback: list[tuple[int, int]] = []
     refused = 0
+    target_refusal: dict[int, str] = {}
+    for j, target in enumerate(distinct_t):
+        try:
+            exact._validate_target(target)
+        except exact.EngineInputError as error:
+            target_refusal[j] = str(error)
+    plans: dict[tuple, "exact._Plan | str"] = {}
     for i, weapon in enumerate(distinct_w):
         for j, target in enumerate(distinct_t):
             try:
-                plan = _plan(weapon, target, context)
+                if j in target_refusal:
+                    raise exact.EngineInputError(target_refusal[j])
+                reduced = plan_target(weapon, target)
+                plan = plans.get(reduced)
+                if plan is None:
+                    try:
+                        plan = plans[reduced] = _plan(weapon, reduced, context)
+                    except exact.EngineInputError as error:
+                        plan = plans[reduced] = str(error)
+                if isinstance(plan, str):
+                    raise exact.EngineInputError(plan)
+                exact._check_chain_work([plan], target)
             except exact.EngineInputError as error:
                 refused += 1
                 refusals[str(error)] = refusals.get(str(error), 0) + 1
@@ -192,6 +229,7 @@ def resolve_batch(weapons: Sequence[Weapon], targets: Sequence[Target], context:
             figures[0, i, j] = _damage_mean(plan.stages["damage"])
             key = (plan.normal_damage.tobytes(), target.models, target.wounds)
             groups.setdefault(key, []).append((i, j, plan.stages["unsaved"]))
+        plans.clear()  # one weapon's plans are not needed for the next
         if progress:
             progress(i + 1, len(distinct_w))
     vectorised = 0
