@@ -201,7 +201,8 @@ def resolve_batch(weapons: Sequence[Weapon], targets: Sequence[Target], context:
             exact._validate_target(target)
         except exact.EngineInputError as error:
             target_refusal[j] = str(error)
-    plans: dict[tuple, "exact._Plan | str"] = {}
+    plans: dict[Target, "exact._Plan | str"] = {}
+    work_checked: dict[tuple, str | None] = {}
     for i, weapon in enumerate(distinct_w):
         for j, target in enumerate(distinct_t):
             try:
@@ -216,7 +217,15 @@ def resolve_batch(weapons: Sequence[Weapon], targets: Sequence[Target], context:
                         plan = plans[reduced] = str(error)
                 if isinstance(plan, str):
                     raise exact.EngineInputError(plan)
-                exact._check_chain_work([plan], target)
+                checked = (reduced, target.models, target.wounds)  # the check reads the plan and these
+                if checked not in work_checked:
+                    try:
+                        exact._check_chain_work([plan], target)
+                        work_checked[checked] = None
+                    except exact.EngineInputError as error:
+                        work_checked[checked] = str(error)
+                if work_checked[checked] is not None:
+                    raise exact.EngineInputError(work_checked[checked])
             except exact.EngineInputError as error:
                 refused += 1
                 refusals[str(error)] = refusals.get(str(error), 0) + 1
@@ -229,7 +238,8 @@ def resolve_batch(weapons: Sequence[Weapon], targets: Sequence[Target], context:
             figures[0, i, j] = _damage_mean(plan.stages["damage"])
             key = (plan.normal_damage.tobytes(), target.models, target.wounds)
             groups.setdefault(key, []).append((i, j, plan.stages["unsaved"]))
-        plans.clear()  # one weapon's plans are not needed for the next
+        plans.clear()  # one weapon's plans and checks are not needed for the next
+        work_checked.clear()
         if progress:
             progress(i + 1, len(distinct_w))
     vectorised = 0
