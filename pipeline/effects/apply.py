@@ -15,16 +15,14 @@ from dataclasses import dataclass, replace
 from typing import Iterable, Sequence
 
 from pipeline.effects.vocabulary import split_conditions
-from pipeline.engine.profiles import Anti, Context, Target, Weapon, keyword_condition_holds
+from pipeline.engine.declarations import grant_ability
+from pipeline.engine.profiles import Context, Target, Weapon, keyword_condition_holds
+from pipeline.errors import InputError
 from pipeline.normalise.characteristics import dice
-from pipeline.normalise.weapon_abilities import parse_ability
 from schemas.records import Effect
 from schemas.types import DiceExpr
 
 _REROLL_RANK = {None: 0, "ones": 1, "failed": 2, "all": 3}
-_WEAPON_FLAGS = {"LETHAL HITS": "lethal_hits", "DEVASTATING WOUNDS": "devastating_wounds", "TWIN-LINKED": "twin_linked",
-                 "HEAVY": "heavy", "LANCE": "lance", "IGNORES COVER": "ignores_cover", "HAZARDOUS": "hazardous",
-                 "PSYCHIC": "psychic", "PRECISION": "precision", "TORRENT": "torrent"}
 #: A weapon ability of a ``weapon:`` condition and whether a weapon has it.
 _HAS_ABILITY = {"RAPID FIRE": lambda w: w.rapid_fire is not None, "TORRENT": lambda w: w.torrent or w.skill is None,
                 "HEAVY": lambda w: w.heavy, "LANCE": lambda w: w.lance, "MELTA": lambda w: w.melta is not None,
@@ -87,20 +85,20 @@ def _fixed(expr: DiceExpr, add: int) -> DiceExpr:
 
 
 def _grant(weapon: Weapon, printed: str) -> tuple[Weapon, str | None]:
-    """The weapon with an ability added (``LETHAL HITS``, ``SUSTAINED HITS 1``, ``ANTI-INFANTRY 4+``),
-    or the weapon unchanged and why (an ability the engine does not model)."""
-    parsed = parse_ability(printed)
-    if parsed.name in _WEAPON_FLAGS:
-        return replace(weapon, **{_WEAPON_FLAGS[parsed.name]: True}), None
-    if parsed.name == "SUSTAINED HITS" and parsed.value is not None:
-        return replace(weapon, sustained_hits=parsed.value), None
-    if parsed.name == "RAPID FIRE" and parsed.value is not None:
-        return replace(weapon, rapid_fire=parsed.value), None
-    if parsed.name == "MELTA" and parsed.value is not None:
-        return replace(weapon, melta=parsed.value), None
-    if parsed.name == "ANTI" and parsed.target_keyword and parsed.threshold:
-        return replace(weapon, anti=(*weapon.anti, Anti(parsed.target_keyword, parsed.threshold))), None
-    return weapon, f"[{printed}] does not change an attack the engine resolves"
+    """The weapon with an ability added by the declaration's ``grant_ability`` (``LETHAL HITS``,
+    ``SUSTAINED HITS 1``, ``ANTI-INFANTRY 4+``), or the weapon unchanged and why (an ability the
+    declaration does not know, or gives no meaning in the engine).
+
+    >>> from pipeline.engine.profiles import Weapon
+    >>> w = Weapon(name="Boltgun", attacks=dice("2"), skill=3, strength=4, armour_penetration=0, damage=dice("1"))
+    >>> _grant(w, "SUSTAINED HITS 1")[0].sustained_hits.text, _grant(w, "ASSAULT")[1]
+    ('1', '[ASSAULT] does not change an attack the engine resolves')
+    """
+    try:
+        new = grant_ability(weapon, printed, replace=False)
+    except InputError as exc:
+        return weapon, f"[{printed}] is not read by the engine's declarations ({exc})"
+    return new, None if new != weapon else f"[{printed}] does not change an attack the engine resolves"
 
 
 @dataclass

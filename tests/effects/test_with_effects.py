@@ -111,3 +111,31 @@ def test_an_unknown_name_is_one_error_line_with_close_names(seed_db):
         "Error: --with 'Holy Radience': no stratagem, order, ability, detachment rule or enhancement with effects of "
         "that name for 'adepta-sororitas' or the core rules in edition 10; close names: HOLY RADIANCE")
     assert "Traceback" not in done.stderr
+
+
+def _effect(effect: str, *, roll=None, characteristic=None, value=None, parameter=None, weapon_type=None,
+            conditions=None, name="Made-up rule") -> "Effect":
+    from schemas.records import Effect
+
+    return Effect(source_id="s", locator="l", rule_table="stratagems", rule_id="x", rule_kind="stratagem",
+                  rule_name=name, edition=10, faction_id=None, position=0, side="attacker", effect=effect, roll=roll,
+                  characteristic=characteristic, value=value, parameter=parameter, weapon_type=weapon_type,
+                  conditions=conditions, wording="made up", origin="reader")
+
+
+SIX_BOLTS = Weapon(name="Boltgun", attacks=dice("6"), skill=3, strength=4, armour_penetration=0, damage=dice("1"))
+MEQ = Target(toughness=4, save=3, wounds=2, models=5, keywords=frozenset({"INFANTRY"}))
+
+
+def test_a_granted_ability_is_read_by_the_declaration_with_its_keyword_condition():
+    # SUSTAINED HITS 2 (10th edition): a 6 (1/6) scores 1 + 2 hits, a 3-5 (1/2) one hit:
+    # E[hits] = 6 x (1/2 + 3/6) = 6
+    weapons, *_ , applied = apply_effects([_effect("grant-ability", parameter="SUSTAINED HITS 2")], [SIX_BOLTS],
+                                          MEQ, Context(), "shooting")
+    assert _close(exact.resolve(weapons, MEQ, Context()).hits.mean, Fraction(6))
+    # the declaration's grant keeps the keyword the ability is restricted to (11th edition: 24.02)
+    weapons, *_ = apply_effects([_effect("grant-ability", parameter="LETHAL HITS: VEHICLE")], [SIX_BOLTS], MEQ,
+                                Context(edition=11), "shooting")
+    assert (weapons[0].lethal_hits, weapons[0].conditions) == (True, (("lethal_hits", "VEHICLE"),))
+    *_, applied = apply_effects([_effect("grant-ability", parameter="ASSAULT")], [SIX_BOLTS], MEQ, Context(), "shooting")
+    assert applied[0].did == "[ASSAULT]: not applied: [ASSAULT] does not change an attack the engine resolves"
