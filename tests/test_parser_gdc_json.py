@@ -15,7 +15,7 @@ from pipeline.extractors import get_extractor
 from pipeline.extractors.gdc_json import attached_units, parse_folder, plain_text
 from pipeline.normalise.weapon_abilities import parse_ability
 from schemas.records import (
-    DamagedProfile, Datasheet, LeaderLink, ModelProfile, Source, UnitCost, WargearCost, WeaponAbility,
+    DamagedProfile, Datasheet, DetachmentAbility, LeaderLink, ModelProfile, Source, UnitCost, WargearCost, WeaponAbility,
 )
 from tests.conftest import CORPUS, ROOT
 
@@ -157,6 +157,23 @@ def test_a_keyword_restricted_ability_is_stored_with_its_condition():
     assert (ability.name, ability.condition) == ("LETHAL HITS", "Vehicle")
 
 
+def test_detachment_rules_are_detachment_abilities_with_their_parts_in_order():
+    rules = {"army": [{"name": en("Acts of Faith"), "rules": []}], "detachment": [
+        {"detachment": "Hallowed Martyrs", "detachment_id": "d-1", "faction": "Adepta Sororitas", "rules": [
+            {"name": en("The Blood of Martyrs"), "cardType": "detachmentRule", "rules": [
+                {"order": 3, "type": "text", "text": en("add 1 to the **Wound** roll as well.")},
+                {"order": 1, "type": "header", "text": en("Martyrdom")},
+                {"order": 2, "type": "image", "text": en("-")}]},
+            {"name": en("Empty"), "rules": [{"order": 1, "type": "image", "text": en("-")}]}]}]}
+    records = parse(sheet("Canoness"), rules=rules)
+    (rule,) = of(records, DetachmentAbility)
+    assert (rule.detachment_ability_id, rule.detachment_id, rule.detachment, rule.faction_id, rule.name, rule.text) == (
+        "d-1--the-blood-of-martyrs", "d-1", "Hallowed Martyrs", "adepta-sororitas", "The Blood of Martyrs",
+        "Martyrdom\nadd 1 to the Wound roll as well.")
+    assert [(r.table_name, r.reason) for r in records if getattr(r, "table_name", None) == "detachment_abilities"] == [
+        ("detachment_abilities", "a detachment rule without a text")]
+
+
 # ---- the real files ------------------------------------------------------------------------
 
 
@@ -176,6 +193,16 @@ def test_corpus_every_faction_datasheet_is_read(gdc_11e):
     assert (per_faction["aeldari"], per_faction["tyranids"], per_faction["adepta-sororitas"]) == (72, 52, 33)
     with_models = {m.datasheet_id for m in of(gdc_11e.records, ModelProfile)}
     assert len(with_models) == 899
+
+
+@needs_corpus
+def test_corpus_detachment_rules_are_read(gdc_11e):
+    rules = of(gdc_11e.records, DetachmentAbility)
+    per_faction = Counter(r.faction_id for r in rules)
+    assert (per_faction["adepta-sororitas"], per_faction["astra-militarum"], per_faction["tyranids"]) == (8, 12, 11)
+    (martyrs,) = [r for r in rules if r.name == "The Blood of Martyrs"]
+    assert martyrs.detachment == "Hallowed Martyrs" and martyrs.text.startswith(
+        "Each time an ADEPTA SORORITAS model from your army makes an attack, add 1 to the Hit roll")
 
 
 @needs_corpus

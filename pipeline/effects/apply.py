@@ -15,16 +15,17 @@ from dataclasses import dataclass, replace
 from typing import Iterable, Sequence
 
 from pipeline.effects.vocabulary import split_conditions
-from pipeline.engine.profiles import Anti, Context, Target, Weapon, keyword_condition_holds
+from pipeline.engine.declarations import grant_ability
+from pipeline.engine.profiles import Context, Target, Weapon, keyword_condition_holds
+from pipeline.errors import InputError
 from pipeline.normalise.characteristics import dice
-from pipeline.normalise.weapon_abilities import parse_ability
 from schemas.records import Effect
 from schemas.types import DiceExpr
 
 _REROLL_RANK = {None: 0, "ones": 1, "failed": 2, "all": 3}
-_WEAPON_FLAGS = {"LETHAL HITS": "lethal_hits", "DEVASTATING WOUNDS": "devastating_wounds", "TWIN-LINKED": "twin_linked",
-                 "HEAVY": "heavy", "LANCE": "lance", "IGNORES COVER": "ignores_cover", "HAZARDOUS": "hazardous",
-                 "PSYCHIC": "psychic", "PRECISION": "precision", "TORRENT": "torrent"}
+#: The weapon abilities that act only on a Critical Hit / a Critical Wound.
+_ON_CRITICAL = {"critical-hit": frozenset({"LETHAL HITS", "SUSTAINED HITS"}),
+                "critical-wound": frozenset({"DEVASTATING WOUNDS"})}
 #: A weapon ability of a ``weapon:`` condition and whether a weapon has it.
 _HAS_ABILITY = {"RAPID FIRE": lambda w: w.rapid_fire is not None, "TORRENT": lambda w: w.torrent or w.skill is None,
                 "HEAVY": lambda w: w.heavy, "LANCE": lambda w: w.lance, "MELTA": lambda w: w.melta is not None,
@@ -87,20 +88,20 @@ def _fixed(expr: DiceExpr, add: int) -> DiceExpr:
 
 
 def _grant(weapon: Weapon, printed: str) -> tuple[Weapon, str | None]:
-    """The weapon with an ability added (``LETHAL HITS``, ``SUSTAINED HITS 1``, ``ANTI-INFANTRY 4+``),
-    or the weapon unchanged and why (an ability the engine does not model)."""
-    parsed = parse_ability(printed)
-    if parsed.name in _WEAPON_FLAGS:
-        return replace(weapon, **{_WEAPON_FLAGS[parsed.name]: True}), None
-    if parsed.name == "SUSTAINED HITS" and parsed.value is not None:
-        return replace(weapon, sustained_hits=parsed.value), None
-    if parsed.name == "RAPID FIRE" and parsed.value is not None:
-        return replace(weapon, rapid_fire=parsed.value), None
-    if parsed.name == "MELTA" and parsed.value is not None:
-        return replace(weapon, melta=parsed.value), None
-    if parsed.name == "ANTI" and parsed.target_keyword and parsed.threshold:
-        return replace(weapon, anti=(*weapon.anti, Anti(parsed.target_keyword, parsed.threshold))), None
-    return weapon, f"[{printed}] does not change an attack the engine resolves"
+    """The weapon with an ability added by the declaration's ``grant_ability`` (``LETHAL HITS``,
+    ``SUSTAINED HITS 1``, ``ANTI-INFANTRY 4+``), or the weapon unchanged and why (an ability the
+    declaration does not know, or gives no meaning in the engine).
+
+    >>> from pipeline.engine.profiles import Weapon
+    >>> w = Weapon(name="Boltgun", attacks=dice("2"), skill=3, strength=4, armour_penetration=0, damage=dice("1"))
+    >>> _grant(w, "SUSTAINED HITS 1")[0].sustained_hits.text, _grant(w, "ASSAULT")[1]
+    ('1', '[ASSAULT] does not change an attack the engine resolves')
+    """
+    try:
+        new = grant_ability(weapon, printed, replace=False)
+    except InputError as exc:
+        return weapon, f"[{printed}] is not read by the engine's declarations ({exc})"
+    return new, None if new != weapon else f"[{printed}] does not change an attack the engine resolves"
 
 
 @dataclass
@@ -127,12 +128,46 @@ def _holds(e: Effect, attack: _Attack, choices: Sequence[str]) -> str | None:
             return f"not applied: the target is not {value}"
         if name == "attacker" and not keyword_condition_holds(value, c.attacker_keywords):
             return f"not applied: the attacker is not {value}"
-        if name in ("critical-hit", "critical-wound"):
+        if name in ("critical-hit", "critical-wound") and not _acts_on_critical_only(e, name):
             return f"not applied: an effect on a {name.replace('-', ' ')} only is not modelled by the engine"
     if e.weapon_type and e.effect not in ("modify-characteristic", "set-characteristic", "grant-ability"):
         if (e.weapon_type == "ranged") != (attack.phase == "shooting"):
             return f"not applied: {e.weapon_type} attacks only"
     return None
+
+
+def _acts_on_critical_only(e: Effect, condition: str) -> bool:
+    """Whether an effect given "on a Critical Hit" (or Wound) is the same effect given always: an
+    ability that acts on that Critical roll only ([LETHAL HITS], [SUSTAINED HITS] on a Critical
+    Hit, [DEVASTATING WOUNDS] on a Critical Wound; core rules 24, either edition).
+
+    >>> e = Effect(source_id="s", locator="l", rule_table="t", rule_id="i", rule_kind="stratagem",
+    ...     rule_name="r", edition=10, faction_id=None, position=0, side="attacker", effect="grant-ability",
+    ...     roll=None, characteristic=None, value=None, parameter="LETHAL HITS", weapon_type=None,
+    ...     conditions="critical-hit", wording="w", origin="reader")
+    >>> _acts_on_critical_only(e, "critical-hit"), _acts_on_critical_only(e, "critical-wound")
+    (True, False)
+    """
+    if e.effect != "grant-ability" or not e.parameter:
+        return False
+    from pipeline.normalise.weapon_abilities import parse_ability
+
+    return parse_ability(e.parameter).name in _ON_CRITICAL[condition]
+
+
+def _ignores_hit_modifiers(e: Effect) -> bool:
+    """Whether an ``ignore-modifiers`` effect of the attacker covers the hit roll (its BS/WS and
+    hit roll modifiers: the engine's ``Context.ignore_hit_modifiers``).
+
+    >>> e = Effect(source_id="s", locator="l", rule_table="t", rule_id="i", rule_kind="stratagem",
+    ...     rule_name="r", edition=10, faction_id=None, position=0, side="attacker", effect="ignore-modifiers",
+    ...     roll=None, characteristic=None, value=None, parameter="that attack's Ballistic Skill characteristic "
+    ...     "and/or any or all modifiers to the Hit roll", weapon_type=None, conditions=None, wording="w",
+    ...     origin="reader")
+    >>> _ignores_hit_modifiers(e), _ignores_hit_modifiers(e.model_copy(update={"parameter": "the Move"}))
+    (True, False)
+    """
+    return e.side == "attacker" and "hit roll" in (e.parameter or "").lower()
 
 
 def _weapon_matches(e: Effect, w: Weapon) -> bool:
@@ -232,6 +267,11 @@ def _apply_one(e: Effect, attack: _Attack, choices: Sequence[str]) -> tuple[str,
         attack.target = replace(t, stealth=True)
     elif e.effect == "hit-on" and e.value == 6:
         attack.context = replace(c, overwatch=True)
+    elif e.effect == "ignore-modifiers" and _ignores_hit_modifiers(e):
+        attack.context = replace(c, ignore_hit_modifiers=True)
+    elif e.effect == "reroll" and e.roll == "damage":
+        return ("not applied: a re-roll of the Damage roll is not an input of the engine (it takes re-rolls of "
+                "hit and wound rolls only)"), False
     else:
         return f"not applied: {_describe(e)} is not modelled by the engine", False
     return "applied", True

@@ -5,6 +5,9 @@ A rule is a stratagem (its EFFECT), a datasheet ability with a text (kinds ``dat
 Order of a Voice of Command wording in ``rule_texts``: its name line, then its effect). Each is
 linked to its row: table and key (``Rule.table``, ``Rule.rule_id``), with its faction (a
 stratagem's and an enhancement's through the detachment of that name; core stratagems have none).
+A detachment name that two factions share (the 10th edition's Infestation Swarm) is resolved by
+the datasheets the rule is listed on (``datasheet_stratagems``, ``datasheet_enhancements``): the
+one of those factions whose datasheets list it; when the links name none or both, no faction.
 """
 
 from __future__ import annotations
@@ -16,7 +19,8 @@ from typing import Iterable
 
 from pipeline.effects.reader import normalise, read_text
 from schemas.records import (
-    Ability, Datasheet, Detachment, DetachmentAbility, Effect, Enhancement, Record, RuleText, Source, Stratagem,
+    Ability, Datasheet, DatasheetEnhancement, DatasheetStratagem, Detachment, DetachmentAbility, Effect, Enhancement,
+    Record, RuleText, Source, Stratagem,
 )
 
 RULE_KINDS = ("stratagem", "datasheet-ability", "detachment-rule", "enhancement", "order")
@@ -67,14 +71,21 @@ def rules_of(records: Iterable[Record], sources: dict[str, Source]) -> list[Rule
     records = list(records)
     factions_of_detachment: dict[str, set[str]] = defaultdict(set)
     sheets: dict[str, Datasheet] = {}
+    listed_on: dict[tuple[str, str], set[str]] = defaultdict(set)  # (table, rule id) -> datasheet ids
     for r in records:
         if isinstance(r, Detachment) and r.faction_id:
             factions_of_detachment[r.name.strip().lower()].add(r.faction_id)
         elif isinstance(r, Datasheet):
             sheets[r.datasheet_id] = r
+        elif isinstance(r, DatasheetStratagem):
+            listed_on[("stratagems", r.stratagem_id)].add(r.datasheet_id)
+        elif isinstance(r, DatasheetEnhancement):
+            listed_on[("enhancements", r.enhancement_id)].add(r.datasheet_id)
 
-    def faction_of(detachment: str | None) -> str | None:
+    def faction_of(detachment: str | None, table: str = "", rule_id: str = "") -> str | None:
         found = factions_of_detachment.get((detachment or "").strip().lower(), set())
+        if len(found) > 1:  # a name two factions share: the faction of the datasheets listing the rule
+            found = found & {sheets[d].faction_id for d in listed_on.get((table, rule_id), ()) if d in sheets}
         return next(iter(found)) if len(found) == 1 else None
 
     def edition_of(source_id: str) -> int | None:
@@ -84,7 +95,7 @@ def rules_of(records: Iterable[Record], sources: dict[str, Source]) -> list[Rule
     rules: list[Rule] = []
     for r in records:
         if isinstance(r, Stratagem) and r.effect:
-            faction = None if r.group.strip().lower() == "core" else faction_of(r.group)
+            faction = None if r.group.strip().lower() == "core" else faction_of(r.group, "stratagems", r.stratagem_id)
             rules.append(Rule("stratagems", r.stratagem_id, "stratagem", r.name, r.edition or edition_of(r.source_id),
                               faction, r.source_id, r.locator, r.effect))
         elif isinstance(r, Ability) and r.text and r.kind in ("datasheet", "wargear", "other"):
@@ -98,7 +109,8 @@ def rules_of(records: Iterable[Record], sources: dict[str, Source]) -> list[Rule
                               r.locator, r.text))
         elif isinstance(r, Enhancement):
             rules.append(Rule("enhancements", r.enhancement_id, "enhancement", r.name, edition_of(r.source_id),
-                              faction_of(r.detachment), r.source_id, r.locator, r.text))
+                              faction_of(r.detachment, "enhancements", r.enhancement_id), r.source_id, r.locator,
+                              r.text))
         elif isinstance(r, RuleText) and r.rule_key == ORDERS_RULE and r.language == "en":
             for name, wording in orders(r.text):
                 rules.append(Rule("rule_texts", f"{r.rule_key}|{r.source_id}|{r.locator}|{name}", "order", name,

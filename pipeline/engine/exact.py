@@ -611,7 +611,7 @@ def _hit_roll(weapon: Weapon, target: Target, context: Context, step, choices: d
                      f"against this ranged attack ({rules.wording})"
                      + ("; not cumulative with the cover it already has" if context.cover or indirect else ""))
         ignored = []
-        if weapon.psychic and rules.psychic.ignores_harmful_modifiers:
+        if weapon.psychic and rules.psychic.ignores_harmful_modifiers or context.ignore_hit_modifiers:
             if cover is not None and rules.cover.effect == "worsen-bs":
                 ignored.append(f"the benefit of cover's BS worsening (BS stays {weapon.skill}+)")
                 cover = None
@@ -622,7 +622,8 @@ def _hit_roll(weapon: Weapon, target: Target, context: Context, step, choices: d
                 ignored.append(f"the {label} {amount:+d}")
                 raw -= amount
             if ignored:
-                step("psychic", f"Psychic: ignores {' and '.join(ignored)} ({rules.wording})")
+                who = "Psychic" if weapon.psychic and rules.psychic.ignores_harmful_modifiers else "A rule"
+                step("psychic", f"{who}: ignores {' and '.join(ignored)} ({rules.wording})")
         if cover is not None and rules.cover.effect == "worsen-bs":
             skill_name = "WS" if weapon.is_melee else "BS"
             worsened = weapon.skill + rules.cover.amount

@@ -239,3 +239,8 @@ class Context:
     #: the attacking models are damaged (their remaining wounds at or below Damaged X, 24.39;
     #: the 10th edition's Damaged profiles): -1 to the hit roll.
     damaged: bool = False
+    #: a rule lets the attack ignore any or all modifiers to its BS/WS and to the hit roll ("you
+    #: can ignore any or all modifiers to that attack's Ballistic Skill characteristic and/or any or
+    #: all modifiers to the Hit roll"): those that hurt it are ignored, as for an 11th-edition
+    #: [PSYCHIC] weapon (``edition_rules.toml`` psychic, 24.29), in either edition.
+    ignore_hit_modifiers: bool = False

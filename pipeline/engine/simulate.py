@@ -439,6 +439,8 @@ def hit_roll_target(weapon: Weapon, target: Target, context: Context) -> tuple[i
     (3, 0)
     >>> hit_roll_target(psychic, t, Context(edition=11, cover=True, hit_modifier=1))
     (3, 1)
+    >>> hit_roll_target(w, t, Context(edition=11, cover=True, hit_modifier=-1, ignore_hit_modifiers=True))
+    (3, 0)
     >>> hit_roll_target(w, Target(toughness=4, save=3, wounds=2, stealth=True), Context(hit_modifier=-1))
     (3, -1)
     >>> six = Weapon(**{**w.__dict__, "skill": 6})
@@ -461,7 +463,7 @@ def hit_roll_target(weapon: Weapon, target: Target, context: Context) -> tuple[i
         hurting.append(rules.indirect_fire.hit_modifier)
     worsening = rules.cover.amount if (rules.cover.effect == "worsen-bs"
                                        and has_benefit_of_cover(weapon, target, context)) else 0
-    if weapon.psychic and rules.psychic.ignores_harmful_modifiers:  # each one that hurts is ignored
+    if weapon.psychic and rules.psychic.ignores_harmful_modifiers or context.ignore_hit_modifiers:  # each one that hurts
         hurting, worsening = [], 0
     skill = limit("WS" if weapon.is_melee else "BS", weapon.skill + worsening, rules)
     return skill, capped(sum(helping) + sum(hurting), rules)

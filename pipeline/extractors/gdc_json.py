@@ -35,7 +35,14 @@ What each datasheet gives, handed to the shared assembly (``pipeline.assemble``)
   row for each unit size costing 10 more from the 3rd unit on; a keyword or detachment of a cost
   is its ``condition``; a 0-point cost is rejected, never loaded);
 - the file's ``detachments`` (Detachment Points, Force Disposition), ``stratagems`` and
-  ``enhancements``. Army and detachment rules are rules texts, counted in ``boilerplate``.
+  ``enhancements``;
+- the file's detachment rules (``rules.detachment[]``: a detachment's name and id, and its
+  rules, each a name and parts): one ``DetachmentAbility`` per rule, as the 10th edition's
+  Detachment_abilities.csv gives them, its text the parts' texts in their ``order``, one line each
+  (``header``, ``text``, ``textBold``, ``boxedText``, ``accordion``; an ``image`` or ``bullets``
+  part printed as ``-`` holds no text and is skipped), the faction the file's; id
+  ``<detachment id>--<slug of the rule's name>``. Army rules are rules texts, counted in
+  ``boilerplate``.
 
 Markup: ``**bold**`` is taken off, HTML (``<ul><li>``, ``<b>``, ``<k>``) becomes plain lines.
 
@@ -79,6 +86,7 @@ from schemas.records import (
     Ability,
     DamagedProfile,
     Detachment,
+    DetachmentAbility,
     Enhancement,
     Faction,
     Keyword,
@@ -266,8 +274,9 @@ class _Reader:
         self.read_enhancements(file, doc)
         rules = doc.get("rules")
         if isinstance(rules, dict):
+            self.read_detachment_rules(file, rules.get("detachment"), fid)
             for group, items in rules.items():
-                if isinstance(items, list) and items:
+                if group != "detachment" and isinstance(items, list) and items:
                     self.boilerplate[f"gdc: {group} rules (rules texts: not read here)"] += len(items)
 
     def _combat_patrol_scope(self, doc: Tree, file: str) -> str:
@@ -308,6 +317,29 @@ class _Reader:
                 continue
             self.add(Detachment(source_id=self.sid, locator=locator, detachment_id=did, faction_id=fid, name=name,
                                 legend=None, type=None, detachment_points=points, force_disposition=force or None))
+
+    def read_detachment_rules(self, file: str, detachments: object, fid: str) -> None:
+        """One ``DetachmentAbility`` per rule of each detachment of ``rules.detachment``."""
+        for i, d in enumerate(detachments if isinstance(detachments, list) else []):
+            if not isinstance(d, dict):
+                self.collector.reject("detachment_abilities", f"{file} rules.detachment[{i}]",
+                                      json.dumps(d, ensure_ascii=False)[:500], "a detachment's rules that are not an object")
+                continue
+            detachment = plain_name(d.get("detachment")) or None
+            did = clean_line(str(d.get("detachment_id") or "")) or (f"gdc-{fid}-{slug(detachment)}" if detachment else None)
+            for j, rule in enumerate(d.get("rules") or []):
+                locator = f"{file} rules.detachment[{i}].rules[{j}]"
+                name = plain_name(rule.get("name")) if isinstance(rule, dict) else ""
+                text = rule_parts_text(rule.get("rules")) if isinstance(rule, dict) else ""
+                if not name or not text:
+                    self.collector.reject("detachment_abilities", locator, json.dumps(rule, ensure_ascii=False)[:500],
+                                          "a detachment rule without a name" if not name else
+                                          "a detachment rule without a text")
+                    continue
+                self.add(DetachmentAbility(
+                    source_id=self.sid, locator=locator,
+                    detachment_ability_id=self.scoped(f"{did or slug(file)}--{slug(name)}"),
+                    detachment_id=did, detachment=detachment, faction_id=fid, name=name, legend=None, text=text))
 
     def read_stratagems(self, file: str, doc: Tree) -> None:
         for i, s in enumerate(doc.get("stratagems") or []):
@@ -696,6 +728,21 @@ def attached_units(text: str) -> list[str]:
         if name:
             names.append(name)
     return names
+
+
+def rule_parts_text(parts: object) -> str:
+    """The text of a rule given as parts (``[{order, type, text}]``): each part's plain text in
+    ``order``, one line each; a part printed as ``-`` (an ``image``, empty ``bullets``) is skipped.
+
+    >>> rule_parts_text([{"order": 2, "type": "text", "text": {"en": "Add 1 to the **Hit** roll."}},
+    ...                  {"order": 1, "type": "header", "text": {"en": "Fury"}},
+    ...                  {"order": 3, "type": "image", "text": {"en": "-"}}])
+    'Fury\\nAdd 1 to the Hit roll.'
+    """
+    items = [p for p in parts if isinstance(p, dict)] if isinstance(parts, list) else []
+    items.sort(key=lambda p: p.get("order") if isinstance(p.get("order"), int) else 0)
+    texts = (plain_text(p.get("text")) for p in items)
+    return "\n".join(t for t in texts if t and t != "-")
 
 
 def _raw_text(value: object) -> str:

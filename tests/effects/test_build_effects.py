@@ -58,3 +58,27 @@ def test_hand_kept_effects_are_named_as_such(seed_db):
     assert rows == [("COMMAND RE-ROLL", 10, "reroll", None, "hand-kept", True),
                     ("FIRE OVERWATCH", 10, "hit-on", 6, "hand-kept", True),
                     ("FIRE OVERWATCH", 11, "hit-on", 6, "hand-kept", True)]
+
+
+def test_a_detachment_name_of_two_factions_takes_the_faction_of_the_datasheets_listing_the_rule():
+    # the 10th edition's Infestation Swarm is a Tyranids and a Genestealer Cults detachment: each
+    # faction's Hyperadrenal Reflexes is listed on that faction's datasheets
+    from pipeline.effects.rules import rules_of
+    from schemas.records import Datasheet, DatasheetStratagem, Detachment, Enhancement, Stratagem
+
+    at = {"source_id": "s", "locator": "l"}
+    records = [Detachment(**at, detachment_id=f"d-{f}", faction_id=f, name="Infestation Swarm", legend=None, type=None)
+               for f in ("tyranids", "genestealer-cults")]
+    records += [Datasheet(**at, datasheet_id=f"10e/{f}/sheet", name="Sheet", faction_id=f, edition=10,
+                          game_mode="matched", starting_strength=1) for f in ("tyranids", "genestealer-cults")]
+    records += [Stratagem(**at, stratagem_id=f"st-{f}", name="HYPERADRENAL REFLEXES", cp_cost=1,
+                          group="Infestation Swarm", type="Battle Tactic", edition=10, legend=None, when=None,
+                          target=None, effect="Add 1 to the Hit roll.", restrictions=None)
+                for f in ("tyranids", "genestealer-cults", "unlisted")]
+    records += [DatasheetStratagem(**at, datasheet_id=f"10e/{f}/sheet", stratagem_id=f"st-{f}")
+                for f in ("tyranids", "genestealer-cults")]
+    records += [Enhancement(**at, enhancement_id="en", name="Adaptive", detachment="Infestation Swarm",
+                            is_default=None, cost_points=10, legend=None, text="Add 1 to the Wound roll.")]
+    found = {rule.rule_id: rule.faction_id for rule in rules_of(records, {})}
+    assert found == {"st-tyranids": "tyranids", "st-genestealer-cults": "genestealer-cults", "st-unlisted": None,
+                     "en": None}

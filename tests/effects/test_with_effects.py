@@ -111,3 +111,89 @@ def test_an_unknown_name_is_one_error_line_with_close_names(seed_db):
         "Error: --with 'Holy Radience': no stratagem, order, ability, detachment rule or enhancement with effects of "
         "that name for 'adepta-sororitas' or the core rules in edition 10; close names: HOLY RADIANCE")
     assert "Traceback" not in done.stderr
+
+
+def _effect(effect: str, *, roll=None, characteristic=None, value=None, parameter=None, weapon_type=None,
+            conditions=None, name="Made-up rule") -> "Effect":
+    from schemas.records import Effect
+
+    return Effect(source_id="s", locator="l", rule_table="stratagems", rule_id="x", rule_kind="stratagem",
+                  rule_name=name, edition=10, faction_id=None, position=0, side="attacker", effect=effect, roll=roll,
+                  characteristic=characteristic, value=value, parameter=parameter, weapon_type=weapon_type,
+                  conditions=conditions, wording="made up", origin="reader")
+
+
+SIX_BOLTS = Weapon(name="Boltgun", attacks=dice("6"), skill=3, strength=4, armour_penetration=0, damage=dice("1"))
+MEQ = Target(toughness=4, save=3, wounds=2, models=5, keywords=frozenset({"INFANTRY"}))
+
+
+def test_a_granted_ability_is_read_by_the_declaration_with_its_keyword_condition():
+    # SUSTAINED HITS 2 (10th edition): a 6 (1/6) scores 1 + 2 hits, a 3-5 (1/2) one hit:
+    # E[hits] = 6 x (1/2 + 3/6) = 6
+    weapons, *_ , applied = apply_effects([_effect("grant-ability", parameter="SUSTAINED HITS 2")], [SIX_BOLTS],
+                                          MEQ, Context(), "shooting")
+    assert _close(exact.resolve(weapons, MEQ, Context()).hits.mean, Fraction(6))
+    # the declaration's grant keeps the keyword the ability is restricted to (11th edition: 24.02)
+    weapons, *_ = apply_effects([_effect("grant-ability", parameter="LETHAL HITS: VEHICLE")], [SIX_BOLTS], MEQ,
+                                Context(edition=11), "shooting")
+    assert (weapons[0].lethal_hits, weapons[0].conditions) == (True, (("lethal_hits", "VEHICLE"),))
+    *_, applied = apply_effects([_effect("grant-ability", parameter="ASSAULT")], [SIX_BOLTS], MEQ, Context(), "shooting")
+    assert applied[0].did == "[ASSAULT]: not applied: [ASSAULT] does not change an attack the engine resolves"
+
+
+def _apply_and_resolve(effects, weapon=SIX_BOLTS, context=Context(), phase="shooting"):
+    weapons, target, context2, applied = apply_effects(effects, [weapon], MEQ, context, phase)
+    return exact.resolve(weapons, target, context2), applied
+
+
+def test_critical_hits_on_5_plus_add_a_sustained_hit_on_a_5():
+    # "a successful unmodified Hit roll of 5+ scores a Critical Hit" -> Context.critical_hit_on = 5.
+    # 6 attacks BS3+ [SUSTAINED HITS 1]: a 3-6 hits (2/3), a 5-6 (1/3) adds one hit:
+    # E[hits] = 6 x (2/3 + 1/3) = 6 (6 x (2/3 + 1/6) = 5 on 6s only)
+    sustained = Weapon(**{**SIX_BOLTS.__dict__, "sustained_hits": dice("1")})
+    plain, _ = _apply_and_resolve([], sustained)
+    out, applied = _apply_and_resolve([_effect("critical-on", roll="hit", value=5)], sustained)
+    assert _close(plain.hits.mean, Fraction(5)) and _close(out.hits.mean, Fraction(6)) and applied[0].applied
+
+
+def test_critical_wounds_on_5_plus_double_the_devastating_wounds():
+    # 10th edition [DEVASTATING WOUNDS]: a Critical Wound inflicts mortal wounds equal to Damage (1).
+    # E[hits] = 6 x 2/3 = 4; a Critical Wound on a 5+ (1/3) instead of a 6 (1/6):
+    # E[mortal wounds] = 4 x 1/3 = 4/3 (4 x 1/6 = 2/3)
+    dev = Weapon(**{**SIX_BOLTS.__dict__, "devastating_wounds": True})
+    plain, _ = _apply_and_resolve([], dev)
+    out, _ = _apply_and_resolve([_effect("critical-on", roll="wound", value=5)], dev)
+    assert _close(plain.mortal_wounds.mean, Fraction(2, 3)) and _close(out.mortal_wounds.mean, Fraction(4, 3))
+
+
+def test_lethal_hits_given_on_a_critical_hit_is_lethal_hits():
+    # "on a Critical Hit, that attack has [LETHAL HITS]": Lethal Hits acts on Critical Hits only, so
+    # it is applied. 6 attacks BS3+: 3-5 hit (1/2) and wound on 4+ (1/2), a 6 (1/6) wounds
+    # automatically: E[wounds] = 6 x (1/2 x 1/2 + 1/6) = 5/2 (2 without)
+    out, applied = _apply_and_resolve([_effect("grant-ability", parameter="LETHAL HITS", conditions="critical-hit")])
+    assert _close(out.wounds.mean, Fraction(5, 2)) and applied[0].applied
+    _, applied = _apply_and_resolve([_effect("modify-characteristic", characteristic="AP", value=1,
+                                             conditions="critical-wound")])
+    assert applied[0].did.endswith("not applied: an effect on a critical wound only is not modelled by the engine")
+
+
+def test_ignoring_modifiers_to_the_hit_roll_drops_those_that_hurt():
+    # 10th edition, -1 to hit (Stealth, a rule): BS3+ hits on 4+ (1/2): E[hits] = 3; ignoring the
+    # modifiers to the Hit roll, on 3+ (2/3): 4. 11th edition, the Benefit of Cover worsens BS3+ to
+    # 4+ (13.08); the attack ignores that modifier to its BS too: 4.
+    ignore = _effect("ignore-modifiers", parameter="that attack's Ballistic Skill characteristic and/or any or "
+                                                    "all modifiers to the Hit roll")
+    plain, _ = _apply_and_resolve([], context=Context(hit_modifier=-1))
+    out, applied = _apply_and_resolve([ignore], context=Context(hit_modifier=-1))
+    assert _close(plain.hits.mean, Fraction(3)) and _close(out.hits.mean, Fraction(4)) and applied[0].applied
+    covered, _ = _apply_and_resolve([], context=Context(edition=11, cover=True))
+    out, _ = _apply_and_resolve([ignore], context=Context(edition=11, cover=True))
+    assert _close(covered.hits.mean, Fraction(3)) and _close(out.hits.mean, Fraction(4))
+    # a helping modifier stays: +1 to hit, BS3+ hits on 2+ (5/6): 5
+    out, _ = _apply_and_resolve([ignore], context=Context(hit_modifier=1))
+    assert _close(out.hits.mean, Fraction(5))
+
+
+def test_a_re_roll_of_the_damage_roll_is_listed_as_no_engine_input():
+    _, applied = _apply_and_resolve([_effect("reroll", roll="damage", parameter="all")])
+    assert not applied[0].applied and "a re-roll of the Damage roll is not an input of the engine" in applied[0].did
