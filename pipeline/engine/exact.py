@@ -138,6 +138,7 @@ import numpy as np
 
 from pipeline import limits
 from pipeline.engine import declarations
+from pipeline.engine.blas import single_blas_thread
 from pipeline.engine.declarations import EditionRules, capped, limit, rules_for
 from pipeline.engine.profiles import Anti, Context, Target, Weapon
 from pipeline.engine.result import AttackResult, Distribution, Step
@@ -236,6 +237,7 @@ def damage_per_event(weapon: Weapon, target: Target, context: Context, *, mortal
     return _event_damage(weapon, target, context, mortal)[1].copy()
 
 
+@single_blas_thread
 def models_destroyed_by_events(
     target: Target, streams: Sequence[tuple[Sequence[float], Sequence[float]]]
 ) -> Distribution:
@@ -263,6 +265,7 @@ def models_destroyed_by_events(
 # The engine
 
 
+@single_blas_thread
 def resolve(weapons: Sequence[Weapon], target: Target, context: Context | None = None) -> AttackResult:
     """Resolve every weapon of ``weapons`` (in order) against ``target`` under ``context``.
 
@@ -279,6 +282,9 @@ def resolve(weapons: Sequence[Weapon], target: Target, context: Context | None =
     2..7, positive AP), an edition other than 10 or 11, or a value over a limit of
     ``pipeline.limits`` (models, attacks and Damage of a weapon, dice, the target's wounds, the
     number of weapons, the work of the allocation chain), checked before any work starts.
+
+    Runs with BLAS limited to one thread (``pipeline.engine.blas``; the caller's limit is
+    restored on return), so a program importing the engine needs no ``OPENBLAS_NUM_THREADS``.
     """
     context = context or Context()
     _validate(weapons, target, context)
