@@ -1214,16 +1214,24 @@ def _mortal_events(mortal_damage: np.ndarray, target: Target) -> tuple[float, np
     damage after Feel No Pain), the transition matrix of such an event, the cap: the number of
     them after which every model is destroyed from any state, ``models x ceil(W / least
     damage)``). An event of 0 damage changes nothing, so the chain counts only the others."""
+    return _mortal_events_kept(mortal_damage.tobytes(), target.models, target.wounds)
+
+
+@lru_cache(maxsize=256)
+def _mortal_events_kept(damage_bytes: bytes, models: int, wounds: int) -> tuple[float, np.ndarray, int]:
+    mortal_damage = np.frombuffer(damage_bytes, dtype=np.float64)
     d = _trim(mortal_damage)
     p_nonzero = float(d[1:].sum())
     if p_nonzero <= 0.0:
-        return 0.0, np.eye(target.models * target.wounds + 1), 1
+        identity = np.eye(models * wounds + 1)
+        identity.flags.writeable = False
+        return 0.0, identity, 1
     given = np.concatenate([[0.0], d[1:] / p_nonzero])
-    if given.size > target.wounds + 1:  # W or more: the model is destroyed, whatever the excess
-        given = np.append(given[: target.wounds], given[target.wounds :].sum())
+    if given.size > wounds + 1:  # W or more: the model is destroyed, whatever the excess
+        given = np.append(given[: wounds], given[wounds :].sum())
     least = int(np.flatnonzero(given)[0])
-    cap = target.models * -(-target.wounds // least)
-    D = _transition_matrix(given.tobytes(), target.models, target.wounds)
+    cap = models * -(-wounds // least)
+    D = _transition_matrix(given.tobytes(), models, wounds)
     return p_nonzero, D, cap
 
 
