@@ -101,7 +101,8 @@ each such weapon, the pending count of its devastating events that do damage unt
 weapon's other events are allocated; that count is capped where every model is destroyed from
 any state (models x ceil(W / least damage)), and the weapon's hits are split in closed form
 (``_with_devastating``; with Lethal Hits, one attack at a time): the work is linear in the
-attacks, with no joint count matrix. A count's upper tail of at most 1e-15 is cut and its mass
+attacks, with no joint count matrix; consecutive weapons whose devastating events are the same
+transition share one pending count (their total is all that matters). A count's upper tail of at most 1e-15 is cut and its mass
 put on the last kept value (``_truncated``), or, for a pending count, on "every model destroyed",
 so every pmf still sums to 1 and no probability moves by more than 1e-15 per weapon.
 
