@@ -51,7 +51,8 @@ MAX_WEAPONS_PER_ATTACK = 100
 #: products (``exact.chain_work``: estimated from the weapons' event counts and the target's
 #: wounds before the work starts; linear in each weapon's attacks). One weapon of 1,000 attacks
 #: against 500 wounds needs 1e6; two weapons of 1,000 attacks with Devastating Wounds against
-#: 250 x W2 (two pending counts of up to 500 each) 2.7e10, over it.
+#: 250 x W2 3.6e9 with the same Damage (one pending count), 2.8e10 with Damage 1 and 2 (two
+#: pending counts of up to 500 and 250), over it.
 MAX_ENGINE_WORK = 5_000_000_000
 
 #: Characters in a name typed by a user: a unit, weapon or rule name, a target profile, a filter

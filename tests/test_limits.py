@@ -117,13 +117,15 @@ def test_the_engine_work_of_one_attack_has_a_limit():
     big = Target(toughness=4, save=3, wounds=500, models=1, name="1 x W500")
     weapons = [boltgun(name=f"w{i}", attacks=dice("1"), models=1000) for i in range(4)]
     assert exact.resolve(weapons, big).damage.mean == pytest.approx(4 * 1000 * 2 / 3 * 1 / 2 * 1 / 3, abs=1e-9)
-    # two Devastating Wounds weapons against 500 wounds: 500 x 500 pending counts of the chain
+    # two Devastating Wounds weapons of different Damage against 500 wounds: 500 x 250 pending
+    # counts of the chain (with the same Damage, one pending count: resolved, test_devastating_chain)
     many = Target(toughness=4, save=3, wounds=2, models=250, name="250 x W2")
-    devastating = [boltgun(name=f"d{i}", attacks=dice("1"), models=1000, devastating_wounds=True) for i in range(2)]
+    devastating = [boltgun(name=f"d{d}", attacks=dice("1"), damage=dice(d), models=1000, devastating_wounds=True)
+                   for d in "12"]
     with pytest.raises(InputError) as err:
         exact.resolve(devastating, many)
     assert str(err.value) == (
-        "this attack needs about 2.7e+10 steps of the exact engine: at most 5e+09 in one attack (2 weapon profiles "
+        "this attack needs about 2.8e+10 steps of the exact engine: at most 5e+09 in one attack (2 weapon profiles "
         "against 250 x W2); resolve fewer weapons or models at once, a smaller target, or use the simulator")
 
 

@@ -101,7 +101,8 @@ each such weapon, the pending count of its devastating events that do damage unt
 weapon's other events are allocated; that count is capped where every model is destroyed from
 any state (models x ceil(W / least damage)), and the weapon's hits are split in closed form
 (``_with_devastating``; with Lethal Hits, one attack at a time): the work is linear in the
-attacks, with no joint count matrix. A count's upper tail of at most 1e-15 is cut and its mass
+attacks, with no joint count matrix; consecutive weapons whose devastating events are the same
+transition share one pending count (their total is all that matters). A count's upper tail of at most 1e-15 is cut and its mass
 put on the last kept value (``_truncated``), or, for a pending count, on "every model destroyed",
 so every pmf still sums to 1 and no probability moves by more than 1e-15 per weapon.
 
@@ -138,6 +139,7 @@ import numpy as np
 
 from pipeline import limits
 from pipeline.engine import declarations
+from pipeline.engine.blas import single_blas_thread
 from pipeline.engine.declarations import EditionRules, capped, limit, rules_for
 from pipeline.engine.profiles import Anti, Context, Target, Weapon
 from pipeline.engine.result import AttackResult, Distribution, Step
@@ -236,6 +238,7 @@ def damage_per_event(weapon: Weapon, target: Target, context: Context, *, mortal
     return _event_damage(weapon, target, context, mortal)[1].copy()
 
 
+@single_blas_thread
 def models_destroyed_by_events(
     target: Target, streams: Sequence[tuple[Sequence[float], Sequence[float]]]
 ) -> Distribution:
@@ -263,6 +266,7 @@ def models_destroyed_by_events(
 # The engine
 
 
+@single_blas_thread
 def resolve(weapons: Sequence[Weapon], target: Target, context: Context | None = None) -> AttackResult:
     """Resolve every weapon of ``weapons`` (in order) against ``target`` under ``context``.
 
@@ -279,6 +283,9 @@ def resolve(weapons: Sequence[Weapon], target: Target, context: Context | None =
     2..7, positive AP), an edition other than 10 or 11, or a value over a limit of
     ``pipeline.limits`` (models, attacks and Damage of a weapon, dice, the target's wounds, the
     number of weapons, the work of the allocation chain), checked before any work starts.
+
+    Runs with BLAS limited to one thread (``pipeline.engine.blas``; the caller's limit is
+    restored on return), so a program importing the engine needs no ``OPENBLAS_NUM_THREADS``.
     """
     context = context or Context()
     _validate(weapons, target, context)
@@ -439,10 +446,9 @@ def _plan(weapon: Weapon, target: Target, context: Context, steps: list[Step], c
             "mortal_wounds": _ZERO,
             "damage": _mix([(1.0 - unsaved_p, _ZERO), (unsaved_p, normal)]),
         }
-    plan.stages["attacks"] = _power(per_model, weapon.models)
+    plan.stages["attacks"] = _stage_pmf(per_model, None, None, None, None, weapon.models)
     for stage in rolled:
-        per_attack = _per_attack(p_hit, rolled[stage], own[stage], sustained)
-        plan.stages[stage] = _power(_compound(per_model, per_attack), weapon.models)
+        plan.stages[stage] = _stage_pmf(per_model, p_hit, rolled[stage], own[stage], sustained, weapon.models)
 
     # Joint distribution of unsaved and devastating events, for the allocation chain.
     if p_dev > 0:
@@ -923,6 +929,31 @@ def _per_attack(p_hit, rolled: np.ndarray, own: np.ndarray, sustained: np.ndarra
     return _mix([(p_hit[0], _ZERO), (p_hit[1], rolled), (p_hit[2], crit)])
 
 
+def _stage_pmf(per_model: np.ndarray, p_hit, rolled: np.ndarray | None, own: np.ndarray | None,
+               sustained: np.ndarray | None, models: int) -> np.ndarray:
+    """Pmf of a weapon's count at one stage: ``models`` models of ``per_model`` attacks each, one
+    attack's count ``_per_attack(p_hit, rolled, own, sustained)`` (``rolled`` None: the attacks
+    themselves). Read-only; kept per inputs (``_stage_pmf_kept``), so that the same weapon against
+    other targets, or asked again, is not compounded again."""
+    key = tuple(None if a is None else a.tobytes() for a in (per_model, rolled, own, sustained))
+    return _stage_pmf_kept(*key, None if p_hit is None else tuple(p_hit), models)
+
+
+@lru_cache(maxsize=4096)
+def _stage_pmf_kept(per_model: bytes, rolled: bytes | None, own: bytes | None, sustained: bytes | None,
+                    p_hit: tuple[float, float, float] | None, models: int) -> np.ndarray:
+    pmf = lambda b: np.frombuffer(b, dtype=np.float64)  # noqa: E731
+    per_model_pmf = pmf(per_model)
+    if rolled is None:
+        out = _power(per_model_pmf, models)
+    else:
+        per_attack = _per_attack(p_hit, pmf(rolled), pmf(own), None if sustained is None else pmf(sustained))
+        out = _power(_compound(per_model_pmf, per_attack), models)
+    out = np.array(out, dtype=np.float64)  # an own copy, never a view of a cached input
+    out.flags.writeable = False
+    return out
+
+
 def _power(pmf: np.ndarray, n: int) -> np.ndarray:
     """The n-fold convolution of ``pmf`` (the sum of n independent copies), by squaring."""
     result = _ZERO
@@ -1034,6 +1065,7 @@ def _truncated(count: np.ndarray) -> np.ndarray:
     return out
 
 
+@lru_cache(maxsize=256)
 def _binomial_columns(n_max: int, p: float, k_size: int) -> np.ndarray:
     """``B[n, k]`` = P(Binomial(n, p) = k) for n in 0..n_max and k < k_size, column by column
     (``B[n, k] = B[n, k-1] (n-k+1)/k p/(1-p)``): n_max x k_size work, not n_max^2. Values
@@ -1055,6 +1087,7 @@ def _binomial_columns(n_max: int, p: float, k_size: int) -> np.ndarray:
     ratio = p / (1.0 - p)
     for k in range(1, k_size):
         out[:, k] = out[:, k - 1] * np.maximum(n - k + 1, 0.0) / k * ratio
+    out.flags.writeable = False  # kept (lru_cache): read-only
     return out
 
 
@@ -1183,14 +1216,24 @@ def _mortal_events(mortal_damage: np.ndarray, target: Target) -> tuple[float, np
     damage after Feel No Pain), the transition matrix of such an event, the cap: the number of
     them after which every model is destroyed from any state, ``models x ceil(W / least
     damage)``). An event of 0 damage changes nothing, so the chain counts only the others."""
+    return _mortal_events_kept(mortal_damage.tobytes(), target.models, target.wounds)
+
+
+@lru_cache(maxsize=256)
+def _mortal_events_kept(damage_bytes: bytes, models: int, wounds: int) -> tuple[float, np.ndarray, int]:
+    mortal_damage = np.frombuffer(damage_bytes, dtype=np.float64)
     d = _trim(mortal_damage)
     p_nonzero = float(d[1:].sum())
     if p_nonzero <= 0.0:
-        return 0.0, np.eye(target.models * target.wounds + 1), 1
+        identity = np.eye(models * wounds + 1)
+        identity.flags.writeable = False
+        return 0.0, identity, 1
     given = np.concatenate([[0.0], d[1:] / p_nonzero])
+    if given.size > wounds + 1:  # W or more: the model is destroyed, whatever the excess
+        given = np.append(given[: wounds], given[wounds :].sum())
     least = int(np.flatnonzero(given)[0])
-    cap = target.models * -(-target.wounds // least)
-    D = _transition_matrix(given.tobytes(), target.models, target.wounds)
+    cap = models * -(-wounds // least)
+    D = _transition_matrix(given.tobytes(), models, wounds)
     return p_nonzero, D, cap
 
 
@@ -1209,16 +1252,20 @@ def _times_transition(Y: np.ndarray, damage: np.ndarray, models: int, wounds: in
     alive = models * wounds
     lead = Y.shape[:-1]
     A = Y[..., :alive].reshape(*lead, models, wounds)
-    suffix = np.cumsum(A[..., ::-1], axis=-1)[..., ::-1]  # suffix[..., j] = sum of w >= j
     stay = np.zeros_like(A)
     kill = np.zeros(lead + (models,))
+    total = None  # A summed over the damage on the wounded model, for every x >= wounds
     for x, p in enumerate(damage):
         if p == 0.0:
             continue
         if x < wounds:
             stay[..., :, x:] += p * A[..., :, : wounds - x]
-        if x:
-            kill += p * suffix[..., max(wounds - x, 0)]
+        if x >= wounds:
+            if total is None:
+                total = A.sum(axis=-1)
+            kill += p * total
+        elif x:
+            kill += p * A[..., wounds - x :].sum(axis=-1)  # the models with at least W - x damage
     stay[..., 1:, 0] += kill[..., :-1]
     out = np.empty_like(Y)
     out[..., :alive] = stay.reshape(*lead, alive)
@@ -1239,7 +1286,7 @@ def _power_stack(X: np.ndarray, T: np.ndarray, damage: np.ndarray, n: int, targe
 
 
 def _with_devastating(X: np.ndarray, T: np.ndarray, normal_damage: np.ndarray, counts: _DevastatingCounts,
-                      p_nonzero: float, cap: int, target: Target) -> np.ndarray:
+                      p_nonzero: float, cap: int, target: Target, fold: int = 1) -> np.ndarray:
     """``X'[m, v, s]`` (flattened to (M x size, S)): the chain state ``X[m, s]`` (m: the pending
     counts of earlier weapons) after this weapon's unsaved events (transition ``T`` of one event
     of ``normal_damage``), jointly with the number ``v`` of its devastating events that do damage,
@@ -1252,17 +1299,24 @@ def _with_devastating(X: np.ndarray, T: np.ndarray, normal_damage: np.ndarray, c
     hit: the powers ``X B^m`` once (R x M x S^2, or banded; X in chunks of ``STACK_CELLS``),
     then an (size x R) product.
     Otherwise (Lethal Hits) Horner's scheme over the attacks, one attack's outcome applied to the
-    (m, v, s) tensor: attacks x M x size x S^2 (or banded) work. Both linear in the attacks."""
+    (m, v, s) tensor: attacks x M x size x S^2 (or banded) work. Both linear in the attacks.
+    ``fold > 1``: X's last pending count (the axis of size ``fold`` just before S, ``X[m', u, s]``)
+    belongs to an earlier weapon whose devastating events have the same transition, allocated
+    just before this weapon's: only their total matters, so this weapon's count is added to it
+    (``X'[m', u + v, s]``, below ``cap``) by Horner's scheme, and no product of counts is made."""
     count = _truncated(counts.count)
     outcome = _thinned(counts.outcome, p_nonzero)
-    size = min(cap, _truncated(_compound(count, outcome.sum(axis=0))).size)
+    size = _pending_size(count.tobytes(), outcome.tobytes(), outcome.shape, cap)
     M, S = X.shape
+    if fold > 1:
+        size = min(cap, size + fold - 1)
+        M //= fold
     banded = S > DENSE_STATES
 
     def times(Y: np.ndarray, matrix: np.ndarray, damage: np.ndarray) -> np.ndarray:
         return _times_transition(Y, damage, target.models, target.wounds) if banded else Y @ matrix
 
-    if counts.split:
+    if counts.split and fold == 1:
         p_unsaved, q = outcome[1, 0], outcome[0, 1]
         p = p_unsaved / (1.0 - q) if q < 1.0 else 0.0
         mixed = p * _trim(normal_damage)
@@ -1282,7 +1336,10 @@ def _with_devastating(X: np.ndarray, T: np.ndarray, normal_damage: np.ndarray, c
     # Horner's scheme over the attacks: Y = sum_n count[n] Op^n (X at v = 0), where one attack's
     # Op makes a unsaved and b devastating events with probability outcome[a, b].
     start = np.zeros((M, size, S))
-    start[:, 0, :] = X
+    if fold > 1:
+        start[:, :fold, :] = X.reshape(M, fold, S)[:, :size, :]
+    else:
+        start[:, 0, :] = X
     damage = _trim(normal_damage)
     Y = count[-1] * start
     for c in count[-2::-1]:
@@ -1291,11 +1348,20 @@ def _with_devastating(X: np.ndarray, T: np.ndarray, normal_damage: np.ndarray, c
             by_a.append(times(by_a[-1], T, damage))
         out = c * start
         for b in range(min(outcome.shape[1], size)):
-            part = sum(outcome[a, b] * by_a[a] for a in range(outcome.shape[0]) if outcome[a, b])
-            if isinstance(part, np.ndarray):
-                out[:, b:, :] += part[:, : size - b, :]
+            for a in range(outcome.shape[0]):
+                if outcome[a, b]:
+                    out[:, b:, :] += outcome[a, b] * by_a[a][:, : size - b, :]
         Y = out
     return Y.reshape(M * size, S)
+
+
+@lru_cache(maxsize=256)
+def _pending_size(count_bytes: bytes, outcome_bytes: bytes, shape: tuple[int, int], cap: int) -> int:
+    """The values a weapon's pending devastating count takes in the chain: its support after
+    ``_truncated``, at most ``cap`` (shared by ``chain_work`` and ``_with_devastating``)."""
+    count = np.frombuffer(count_bytes, dtype=np.float64)
+    outcome = np.frombuffer(outcome_bytes, dtype=np.float64).reshape(shape)
+    return min(cap, _truncated(_compound(count, outcome.sum(axis=0))).size)
 
 
 def _thinned(outcome: np.ndarray, p_nonzero: float) -> np.ndarray:
@@ -1328,6 +1394,11 @@ def _chain(plans: list[_Plan], target: Target, context: Context, steps: list[Ste
             X = _apply_count(X, T, plan.stages["unsaved"])
             continue
         p_nonzero, D, cap = _mortal_events(plan.mortal_damage, target)
+        if pending and _same_events(pending[-1][1], D):  # only the total of the two counts matters
+            rest = X.shape[0] // pending[-1][0]
+            X = _with_devastating(X, T, plan.normal_damage, plan.joint, p_nonzero, cap, target, fold=pending[-1][0])
+            pending[-1] = (X.shape[0] // rest, D)
+            continue
         X = _with_devastating(X, T, plan.normal_damage, plan.joint, p_nonzero, cap, target)
         pending.append((X.shape[0] // int(np.prod([size for size, _ in pending], dtype=np.int64)), D))
     if not pending:
@@ -1342,6 +1413,11 @@ def _chain(plans: list[_Plan], target: Target, context: Context, steps: list[Ste
     x = X.copy()
     x[-1] += max(0.0, 1.0 - float(x.sum()))  # pending counts at their cap: every model destroyed
     return x
+
+
+def _same_events(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether two devastating events' transitions (``_mortal_events``) are the same matrix."""
+    return a is b or (a.shape == b.shape and bool(np.array_equal(a, b)))
 
 
 def _contract_powers(X: np.ndarray, D: np.ndarray) -> np.ndarray:
@@ -1516,35 +1592,46 @@ def _check_weapon_limits(w: Weapon, target: Target, context: Context) -> None:
 
 def chain_work(plans: Sequence["_Plan"], target: Target) -> int:
     """Multiply-adds of the allocation chain (``_chain``) for ``plans`` against ``target``, as
-    estimated before it runs: per weapon, its events (or hits, or attacks, after ``_truncated``)
-    times the cells of the chain tensor times the cost of one product by a transition per cell
-    (the states for a dense product, the damage values for a banded one; powers by doubling add
-    ``log2(events)`` squarings, ``states^3``); with Devastating Wounds the pending counts it
-    adds (at most the cap of ``_mortal_events``) and their final contraction. Linear in the
-    attacks of each weapon."""
+    estimated before it runs, from the supports of the counts (no distribution is built): per
+    weapon, its events (or hits, or attacks, after ``_truncated``) times the cells of the chain
+    tensor times the cost of one product by a transition per cell (the states for a dense
+    product, the damage values for a banded one; powers by doubling add ``log2(events)``
+    squarings, ``states^3``); with Devastating Wounds the pending count it adds (at most the cap
+    of ``_mortal_events``, or added to the previous weapon's when their devastating events are
+    the same) and the final contraction. Linear in the attacks of each weapon."""
     states = target.models * target.wounds + 1
     dense = states <= DENSE_STATES
-    pending = 1
+    pending: list[tuple[int, np.ndarray]] = []
     work = 0
     for plan in plans:
         per_cell = states if dense else _trim(plan.normal_damage).size
+        cells = int(np.prod([size for size, _ in pending], dtype=np.int64))
         if plan.joint is None:
             events = _truncated(plan.stages["unsaved"]).size - 1
-            if pending == 1 and dense:
+            if cells == 1 and dense:
                 work += events * states * states + events.bit_length() * states ** 3
             else:
-                work += events * pending * states * per_cell
+                work += events * cells * states * per_cell
             continue
-        units = _truncated(plan.joint.count).size - 1
-        _, _, cap = _mortal_events(plan.mortal_damage, target)
-        rows, cols = plan.joint.outcome.shape
-        size = min(cap, _truncated(_compound(_truncated(plan.joint.count), plan.joint.outcome.sum(axis=0))).size)
-        if plan.joint.split:
-            work += units * pending * states * per_cell + units * size * pending * states
+        count = _truncated(plan.joint.count)
+        units = count.size - 1
+        p_nonzero, D, cap = _mortal_events(plan.mortal_damage, target)
+        outcome = _thinned(plan.joint.outcome, p_nonzero)
+        rows, cols = outcome.shape
+        size = _pending_size(count.tobytes(), outcome.tobytes(), outcome.shape, cap)
+        if pending and _same_events(pending[-1][1], D):
+            fold = pending[-1][0]
+            size = min(cap, size + fold - 1)
+            work += units * (cells // fold) * size * states * (rows * per_cell + rows * cols)
+            pending[-1] = (size, D)
         else:
-            work += units * size * pending * states * (rows * per_cell + rows * cols)
-        pending *= size
-        work += pending * states * states + size.bit_length() * states ** 3
+            if plan.joint.split:
+                work += units * cells * states * per_cell + units * size * cells * states
+            else:
+                work += units * size * cells * states * (rows * per_cell + rows * cols)
+            pending.append((size, D))
+        cells = int(np.prod([size for size, _ in pending], dtype=np.int64))
+        work += cells * states * states + size.bit_length() * states ** 3
     return work
 
 

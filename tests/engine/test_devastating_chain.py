@@ -7,6 +7,8 @@ an event of probability 1/trials), and the pmf sums to 1.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -55,3 +57,33 @@ def test_formerly_refused_cases_agree_with_the_simulator(name):
         assert abs(indicator.mean() - p) <= bound, (k, indicator.mean(), p)
     bound = 5 * max(destroyed.std(ddof=1), 1.0 / np.sqrt(TRIALS)) / np.sqrt(TRIALS)  # sd floored as p above
     assert abs(destroyed.mean() - exact.mean) <= bound, (destroyed.mean(), exact.mean)
+
+
+# Two Devastating Wounds weapons whose devastating events are the same (the same Damage after
+# Feel No Pain, or Damage at least W) share one pending count: resolved as one weapon of their
+# models together would be (the same independent attacks, allocated in the same order).
+FOLDED = {
+    "D1 vs 10 x W2": (devastating("a", 12), Target(toughness=4, save=3, wounds=2, models=10, feel_no_pain=5)),
+    "D3 vs 20 x W3, Sustained Hits": (devastating("a", 16, damage="D3", sustained_hits=dice("1")),
+                                     Target(toughness=5, save=4, wounds=3, models=20)),
+    "Lethal Hits, D2 vs 6 x W2": (devastating("a", 10, damage="2", lethal_hits=True),
+                                  Target(toughness=4, save=3, wounds=2, models=6)),
+    "D2 vs 80 x W1 (banded chain)": (devastating("a", 20, damage="2"), Target(toughness=3, save=5, wounds=1, models=80)),
+}
+
+
+@pytest.mark.parametrize("name", list(FOLDED))
+def test_two_weapons_with_the_same_devastating_events_equal_one_weapon_of_both(name):
+    weapon, target = FOLDED[name]
+    half = dataclasses.replace(weapon, models=weapon.models // 2)
+    together = resolve([weapon], target).models_destroyed.pmf
+    apart = resolve([half, dataclasses.replace(half, name="b")], target).models_destroyed.pmf
+    assert together.size == apart.size == target.models + 1
+    assert np.max(np.abs(together - apart)) <= 1e-12
+
+
+def test_different_damage_devastating_weapons_against_w2_fold_when_both_destroy_a_model():
+    target = Target(toughness=4, save=3, wounds=2, models=10)
+    two, three = devastating("two", 6, damage="2"), devastating("three", 6, damage="3")
+    both_two = resolve([two, devastating("two again", 6, damage="2")], target).models_destroyed.pmf
+    assert np.max(np.abs(resolve([two, three], target).models_destroyed.pmf - both_two)) <= 1e-12
