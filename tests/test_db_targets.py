@@ -103,6 +103,142 @@ def test_postgresql_has_the_tables_and_rows_of_duckdb(duckdb_db: str, postgres_d
     assert _checksums(postgres_db) == _checksums(duckdb_db)
 
 
+#: A representative set of read commands: every command with --db, each pipeline query module.
+READ_COMMANDS = [
+    ["units", "--format", "json"],
+    ["units", "--edition", "10", "--faction", "adepta-sororitas", "--format", "csv"],
+    ["unit", "Battle Sisters Squad", "--format", "json"],
+    ["unit", "Battle Sisters Squad", "--edition", "10", "--format", "csv"],
+    ["weapons", "--ability", "anti-infantry", "--format", "json"],
+    ["weapons", "--name", "bolt", "--edition", "10", "--format", "csv"],
+    ["rule", "Lethal Hits", "--format", "json"],
+    ["rule", "Lethal Hits", "--edition", "10", "--format", "json"],
+    ["rule-diff", "Lethal Hits", "--format", "json"],
+    ["search", "lethal hits", "--format", "json"],
+    ["sources-agree", "--format", "json"],
+    ["unit-diff", "Battle Sisters Squad", "--format", "csv"],
+    ["attack", "Battle Sisters Squad", "--target", "MEQ", "--format", "json"],
+    ["units", "--name", "no such unit at all"],
+    ["unit", "Batle Sisters"],
+]
+
+
+@pytest.mark.parametrize("args", READ_COMMANDS, ids=lambda a: " ".join(a[:2]))
+def test_read_commands_answer_the_same_on_sqlite(args: list[str], duckdb_db: str, sqlite_db: str,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    expected = _cli(capsys, *args, "--db", duckdb_db)
+    assert expected[0] in (0, 1) and (expected[1] or expected[2])
+    assert _cli(capsys, *args, "--db", sqlite_db) == expected
+
+
+@pytest.mark.parametrize("args", READ_COMMANDS, ids=lambda a: " ".join(a[:2]))
+def test_read_commands_answer_the_same_on_postgresql(args: list[str], duckdb_db: str, postgres_db: str,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    expected = _cli(capsys, *args, "--db", duckdb_db)
+    assert _cli(capsys, *args, "--db", postgres_db) == expected
+
+
+PORTABLE_SQL = [
+    "SELECT name, starting_strength FROM datasheets ORDER BY name, datasheet_id",
+    "SELECT edition, count(*) AS n FROM datasheets GROUP BY edition ORDER BY edition",
+    "SELECT weapon_name, is_melee, ability_names FROM weapons ORDER BY datasheet_id, weapon_name, is_melee, profile_name "
+    "LIMIT 40",
+    "SELECT datasheet_name, keywords FROM units ORDER BY datasheet_id, line LIMIT 20",
+    "SELECT source_id, version_date FROM sources ORDER BY source_id",
+]
+
+
+@pytest.mark.parametrize("statement", PORTABLE_SQL)
+def test_sql_gives_the_same_rows(statement: str, duckdb_db: str, sqlite_db: str, reader_db: str,
+                                 capsys: pytest.CaptureFixture[str]) -> None:
+    expected = _cli(capsys, "sql", statement, "--format", "json", "--db", duckdb_db)
+    assert expected[0] == 0 and json.loads(expected[1])
+    assert _cli(capsys, "sql", statement, "--format", "json", "--db", sqlite_db) == expected
+    assert _cli(capsys, "sql", statement, "--format", "json", "--db", reader_db) == expected
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+SQLITE_HOSTILE = [
+    ("ATTACH DATABASE 'x.sqlite' AS x", "is refused"),
+    ("SELECT 1; ATTACH DATABASE 'x.sqlite' AS x", "one statement at a time"),
+    ("WITH a AS (SELECT 1) SELECT 1; DETACH main", "one statement at a time"),
+    ("SELECT load_extension('/tmp/evil.so')", "not authorized"),
+    ("PRAGMA writable_schema = 1", "is refused"),
+    ("PRAGMA journal_mode", "is refused"),
+    ("VACUUM INTO 'copy.sqlite'", "is refused"),
+    ("INSERT INTO factions VALUES ('a', 'b', 'c', 'd')", "is refused"),
+    ("/* SELECT */ DELETE FROM datasheets", "is refused"),
+    ("CREATE TABLE t (a)", "is refused"),
+    ("SELECT * FROM pragma_table_info('datasheets') JOIN pragma_journal_mode", "not authorized"),
+    ("EXPLAIN ANALYZE SELECT 1", "is refused"),
+]
+
+
+@pytest.mark.parametrize("statement,expected", SQLITE_HOSTILE, ids=[s for s, _ in SQLITE_HOSTILE])
+def test_sqlite_sandbox_refuses(statement: str, expected: str, sqlite_db: str, tmp_path: Path,
+                                monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    file = parse_target(sqlite_db).path
+    before = _digest(file)
+    status, out, err = _cli(capsys, "sql", statement, "--db", sqlite_db)
+    assert (status, out) == (1, "")
+    assert err.startswith("Error: ") and expected in err and len(err.strip().splitlines()) == 1
+    assert _digest(file) == before and list(tmp_path.iterdir()) == []
+
+
+def test_sqlite_allows_the_pragmas_that_list(sqlite_db: str, capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = _cli(capsys, "sql", "PRAGMA table_info(schema_info)", "--format", "json", "--db", sqlite_db)
+    assert status == 0 and [r["name"] for r in json.loads(out)] == ["schema_version", "project_version"]
+
+
+POSTGRES_HOSTILE = [
+    ("SELECT pg_read_file('/etc/passwd')", "permission denied"),
+    ("COPY datasheets TO '/tmp/x.csv'", "is refused"),
+    ("SELECT 1; DELETE FROM datasheets", "cannot insert multiple commands"),
+    ("WITH d AS (DELETE FROM datasheets RETURNING 1) SELECT * FROM d", "read-only transaction"),
+    ("SELECT set_config('default_transaction_read_only', 'off', false)", None),
+    ("SELECT lo_import('/etc/passwd')", "permission denied for function lo_import"),
+    ("SET default_transaction_read_only = off", "is refused"),
+    ("EXPLAIN ANALYZE DELETE FROM datasheets", "is refused"),
+    ("SELECT * FROM datasheets FOR UPDATE", "read-only transaction"),
+]
+
+
+@pytest.mark.parametrize("statement,expected", POSTGRES_HOSTILE, ids=[s for s, _ in POSTGRES_HOSTILE])
+def test_postgres_sandbox_refuses(statement: str, expected: str | None, reader_db: str,
+                                  capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = _cli(capsys, "sql", statement, "--db", reader_db)
+    if expected is None:  # runs, and changes nothing beyond its own rolled-back transaction
+        assert status == 0
+    else:
+        assert (status, out) == (1, "") and expected in err and len(err.strip().splitlines()) == 1
+
+
+def test_postgres_unchanged_after_the_hostile_statements(reader_db: str, duckdb_db: str) -> None:
+    assert _checksums(reader_db) == _checksums(duckdb_db)
+
+
+def test_postgres_a_setting_changed_by_a_query_does_not_outlive_it(reader_db: str) -> None:
+    con = open_database(reader_db)
+    try:
+        names, rows = con.run_query("SELECT set_config('default_transaction_read_only', 'off', false) AS was")
+        assert (names, rows) == (["was"], [("off",)])
+        with pytest.raises(DatabaseError, match="read-only transaction"):
+            con.execute("DELETE FROM datasheets")
+        assert con.run_query("SHOW default_transaction_read_only") == (["default_transaction_read_only"], [("on",)])
+    finally:
+        con.close()
+
+
+def test_postgres_sql_refuses_a_superuser(postgres_db: str, capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = _cli(capsys, "sql", "SELECT 1", "--db", postgres_db)
+    assert (status, out) == (1, "")
+    assert "`sql` does not run as the role wh40k, a superuser" in err and "GRANT SELECT" in err
+
+
 def test_postgres_rebuild_replaces_the_tables(raw: Path, postgres_db: str, duckdb_db: str,
                                               capsys: pytest.CaptureFixture[str]) -> None:
     status, _, err = _cli(capsys, "build", "--raw", str(raw), "--db", postgres_db, "--quiet")
@@ -134,6 +270,8 @@ def test_build_to_an_unreachable_server_is_one_line_and_writes_nothing(
     assert err.startswith("Error: --db postgresql+psycopg://nobody@/rules") and "cannot connect" in err
     assert len(err.strip().splitlines()) == 1
     assert list(tmp_path.iterdir()) == []  # before: an empty folder named `postgresql:`
+    status, _, err = _cli(capsys, "units", "--db", url)
+    assert status == 1 and "cannot connect" in err and len(err.strip().splitlines()) == 1
 
 
 @pytest.mark.parametrize("url,message", [
@@ -144,7 +282,7 @@ def test_build_to_an_unreachable_server_is_one_line_and_writes_nothing(
 def test_a_url_of_another_kind_is_one_line(url: str, message: str, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(InputError, match=message):
         parse_target(url)
-    for args in (["build", "--quiet"],):
+    for args in (["build", "--quiet"], ["units"], ["sql", "SELECT 1"]):
         status, out, err = _cli(capsys, *args, "--db", url)
         assert (status, out) == (1, "") and message in err and len(err.strip().splitlines()) == 1
 
@@ -153,6 +291,8 @@ def test_sqlite_file_not_built_by_wh40k(tmp_path: Path, raw: Path, capsys: pytes
     other = tmp_path / "other.sqlite"
     with sqlite3.connect(other) as con:
         con.execute("CREATE TABLE customers (id int)")
+    status, _, err = _cli(capsys, "units", "--db", f"sqlite:///{other}")
+    assert status == 1 and "states no schema version" in err
     status, _, err = _cli(capsys, "build", "--raw", str(raw), "--db", f"sqlite:///{other}", "--quiet")
     assert status == 1 and "did not build" in err
     text = tmp_path / "notes.sqlite"
