@@ -157,6 +157,19 @@ def test_sql_gives_the_same_rows(statement: str, duckdb_db: str, sqlite_db: str,
     assert _cli(capsys, "sql", statement, "--format", "json", "--db", reader_db) == expected
 
 
+def test_export_from_sqlite_and_postgresql_is_the_export_from_duckdb(
+        duckdb_db: str, sqlite_db: str, postgres_db: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folders = []
+    for i, db in enumerate((duckdb_db, sqlite_db, postgres_db)):
+        folders.append(tmp_path / str(i))
+        assert _cli(capsys, "export", str(folders[-1]), "--format", "csv", "--db", db, "--quiet") == (0, "", "")
+    files = sorted(p.name for p in folders[0].iterdir())
+    assert len(files) == 42
+    for folder in folders[1:]:
+        assert sorted(p.name for p in folder.iterdir()) == files
+        assert [(folder / f).read_bytes() for f in files] == [(folders[0] / f).read_bytes() for f in files]
+
+
 def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 

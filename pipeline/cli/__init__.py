@@ -54,6 +54,7 @@ def register_commands() -> None:
     from pipeline.cli import lists  # noqa: F401
     from pipeline.cli import effects  # noqa: F401
     from pipeline.cli import serve  # noqa: F401
+    from pipeline.cli import export  # noqa: F401
 
 
 @functools.lru_cache(maxsize=1)
