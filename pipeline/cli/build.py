@@ -182,12 +182,14 @@ def build_command(
     from pipeline.build import build
     from pipeline.targets import parse_target
 
+    from pipeline.cli.progress import progress_messages
+
     target = parse_target(db)
-    progress = (lambda _m: None) if quiet else (lambda m: print(m, file=sys.stderr))
     before = _identity(target.path) if target.is_file else None
     received: list[int] = []
     try:
-        with _sigterm_as_interrupt(received):
+        with _sigterm_as_interrupt(received), progress_messages(
+                "build", quiet, steps=("parsed ", "validated ", "loaded ")) as progress:
             report = build(raw, target, progress, allow_shrink=allow_shrink)
     except KeyboardInterrupt:
         # the build writes a temporary file of its own, removed on the way out (PostgreSQL: one

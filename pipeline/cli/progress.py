@@ -56,3 +56,54 @@ def progress_bar(what: str, total: int | None, quiet: bool = False) -> Iterator[
         timer.cancel()
         timer.join()
         progress.stop()
+
+
+@contextmanager
+def progress_messages(what: str, quiet: bool = False, total: int | None = None,
+                      steps: tuple[str, ...] = (), stream=None) -> Iterator[Callable[[str], None]]:
+    """Yield ``report(message)`` for a command's progress lines (``build``, ``fetch``).
+
+    ``quiet``: nothing is printed. Otherwise each message is a line on stderr, as before; on a
+    terminal a bar is drawn below the lines as well (after ``DELAY_SECONDS``), moved on by one
+    for each message that starts with one of ``steps``; a message ``read manifest: N sources``
+    sets its total to N plus the other steps when ``total`` is None. ``stream``: where to write
+    (default stderr).
+
+    >>> with progress_messages("build", quiet=True) as report:
+    ...     report("parsed x")  # prints nothing
+    """
+    if quiet:
+        yield lambda _message: None
+        return
+    stream = sys.stderr if stream is None else stream
+    if not wants_bar(quiet, stream):
+        yield lambda message: print(message, file=stream)
+        return
+    import re
+
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    console = Console(file=stream, force_terminal=True)
+    progress = Progress(SpinnerColumn(), TextColumn(what), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                        TimeElapsedColumn(), console=console, transient=True)
+    task = progress.add_task(what, total=total)
+    timer = threading.Timer(DELAY_SECONDS, progress.start)
+    timer.daemon = True
+    timer.start()
+    other_steps = sum(1 for s in steps if s != "parsed ")
+
+    def report(message: str) -> None:
+        progress.console.print(message, markup=False, highlight=False, soft_wrap=True)
+        listed = re.match(r"read manifest: (\d+) sources", message)
+        if listed and total is None:
+            progress.update(task, total=int(listed.group(1)) + other_steps)
+        if message.startswith(steps):
+            progress.update(task, advance=1)
+
+    try:
+        yield report
+    finally:
+        timer.cancel()
+        timer.join()
+        progress.stop()
