@@ -52,7 +52,8 @@ def postgres_server(superuser: str = "wh40k") -> Iterator[str]:
     data, port = folder / "data", _free_port()
     run = lambda *args: subprocess.run([str(a) for a in args], check=True, capture_output=True, **as_user)  # noqa: E731
     try:
-        run(binaries / "initdb", "-D", data, "-U", superuser, "--auth=trust", "-E", "UTF8", "--no-sync")
+        # C collation: text sorts by code point, as in DuckDB (see the README on collations)
+        run(binaries / "initdb", "-D", data, "-U", superuser, "--auth=trust", "-E", "UTF8", "--no-locale", "--no-sync")
         run(binaries / "pg_ctl", "-D", data, "-w", "-l", folder / "server.log", "-o",
             f"-k {folder} -p {port} -c listen_addresses='' -c fsync=off", "start")
         try:
