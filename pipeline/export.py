@@ -83,6 +83,7 @@ SHARED_MEANINGS = {
     "weapon_name": "the weapon's name as printed",
     "profile_name": "the profile of a weapon with several (`supercharge`); empty for one profile",
     "rule_key": "the rule's key: its name folded (`lethal-hits`)",
+    "rule_name": "the rule's name as printed",
     "table_name": "the name of a table of this database",
     "model_name": "the model's name as printed",
     "erratum_id": "the erratum (a row of `errata`)",
