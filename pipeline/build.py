@@ -26,6 +26,7 @@ from pipeline.errors import BuildError
 from pipeline.extract import RawSnapshot, is_present, read_snapshot
 from pipeline.manifest import read_folder_files
 from pipeline.manifest import read_manifest
+from pipeline.targets import Target, parse_target
 from pipeline.tempfiles import remove_stale
 from pipeline.extractors import ParseResult, get_extractor, get_preparer
 from pipeline.merge import (
@@ -53,6 +54,7 @@ Progress = Callable[[str], None]
 OWN_TABLES = ("build_accounting", "sources")
 #: The first bytes of a DuckDB database file: 8 bytes of checksum, then this magic.
 _DUCKDB_MAGIC_OFFSET, _DUCKDB_MAGIC = 8, b"DUCK"
+_SQLITE_MAGIC = b"SQLite format 3\x00"
 #: A table of a source whose rows fall below this share of the previous build's is a shrink.
 SHRINK_KEEPS_AT_LEAST = 0.5
 #: Tables of notes about the data, not the data: a parser that improves makes fewer of them.
@@ -362,7 +364,7 @@ def _without_cyclic_gc() -> Iterator[None]:
 
 
 def build(
-    raw_dir: Path, db_path: Path, progress: Progress = lambda _msg: None, *, allow_shrink: bool = False
+    raw_dir: Path, db_path: Path | str | Target, progress: Progress = lambda _msg: None, *, allow_shrink: bool = False
 ) -> BuildReport:
     """Build the database at ``db_path`` from the snapshots listed in ``raw_dir/manifest.toml``.
 
@@ -372,7 +374,8 @@ def build(
     when ``db_path`` is a file that is not a database of this project (``check_replaceable``), and,
     unless ``allow_shrink``, when a source's table would lose most of its rows against the
     previous database (``shrinkage``). Temporary files that killed builds left beside
-    ``db_path`` are removed first (``pipeline.tempfiles``).
+    ``db_path`` are removed first (``pipeline.tempfiles``). ``db_path`` may be a SQLAlchemy URL
+    (``sqlite:///FILE``, ``postgresql://...``: ``pipeline.targets``); the same checks apply.
     """
     with _without_cyclic_gc():
         return _build(raw_dir, db_path, progress, allow_shrink)
@@ -396,8 +399,9 @@ def check_writable(db_path: Path) -> None:
                          "writable; choose another --db")
 
 
-def check_replaceable(db_path: Path) -> None:
-    """Raise ``BuildError`` when ``db_path`` is a file that is not a DuckDB database.
+def check_replaceable(db_path: Path, backend: str = "duckdb") -> None:
+    """Raise ``BuildError`` when ``db_path`` is a file that is not a DuckDB database (or, for
+    ``backend`` ``sqlite``, not a SQLite one).
 
     Reads the first bytes only (no DuckDB): checked before the parse. ``previous_counts`` then
     checks that a DuckDB file is one this project built.
@@ -410,12 +414,17 @@ def check_replaceable(db_path: Path) -> None:
     except OSError as exc:
         raise BuildError(f"--db {db_path}: cannot read it to check it is a database ({exc.strerror}); "
                          "choose another --db") from exc
+    if backend == "sqlite":
+        if head and not head.startswith(_SQLITE_MAGIC[:len(head)]):
+            raise BuildError(f"--db {db_path} is not a SQLite database, and the build would overwrite it; "
+                             "choose another --db, or delete the file if it is not needed")
+        return
     if head[_DUCKDB_MAGIC_OFFSET:] != _DUCKDB_MAGIC:
         raise BuildError(f"--db {db_path} is not a DuckDB database, and the build would overwrite it; "
                          "choose another --db, or delete the file if it is not needed")
 
 
-def previous_counts(db_path: Path) -> dict[tuple[str, str, str], int] | None:
+def previous_counts(db_path: Path | Target) -> dict[tuple[str, str, str], int] | None:
     """The rows of each (source_id, stage, table_name) in the database at ``db_path``, or None.
 
     The rows are ``loaded + duplicates`` of its ``build_accounting`` (what the source gave the
@@ -427,6 +436,10 @@ def previous_counts(db_path: Path) -> dict[tuple[str, str, str], int] | None:
 
     from pipeline.database import sandboxed_connection
 
+    target = parse_target(db_path)
+    if target.backend != "duckdb":
+        return _previous_sql_counts(target)
+    db_path = target.path
     if not db_path.is_file():
         return None
     try:  # a file the build did not make, maybe: read it in the readers' sandbox
@@ -448,6 +461,38 @@ def previous_counts(db_path: Path) -> dict[tuple[str, str, str], int] | None:
             rows = con.execute("SELECT source_id, stage, table_name, loaded + duplicates "
                                "FROM build_accounting").fetchall()
         except duckdb.Error:
+            return None
+    finally:
+        con.close()
+    return {(sid, stage, table): n for sid, stage, table, n in rows}
+
+
+def _previous_sql_counts(target: Target) -> dict[tuple[str, str, str], int] | None:
+    """``previous_counts`` of a SQLite file or a PostgreSQL database (its current schema):
+    None when it has no table yet."""
+    from pipeline.errors import DatabaseError
+    from pipeline.sql_connection import catalog_columns, open_sql
+
+    if target.path is not None and not target.path.is_file():
+        return None
+    try:
+        con = open_sql(target)
+    except DatabaseError as exc:
+        raise BuildError(f"--db {target}: cannot open it to check that this project built it ({exc}); "
+                         "choose another --db") from None
+    try:
+        tables, _views = catalog_columns(con)
+        if not tables:
+            return None
+        missing = [t for t in OWN_TABLES if t not in tables]
+        if missing:
+            raise BuildError(f"--db {target} is a database that this project did not build (it has "
+                             f"no table{'s' if len(missing) > 1 else ''} {', '.join(missing)}), and the build "
+                             "would replace its tables; choose another --db")
+        try:
+            rows = con.execute("SELECT source_id, stage, table_name, loaded + duplicates "
+                               "FROM build_accounting").fetchall()
+        except DatabaseError:
             return None
     finally:
         con.close()
@@ -484,11 +529,14 @@ def shrinkage(
     return lines
 
 
-def _build(raw_dir: Path, db_path: Path, progress: Progress, allow_shrink: bool) -> BuildReport:
-    check_writable(db_path)
-    check_replaceable(db_path)
-    for stale in remove_stale(db_path.parent, "build", db_path.name):
-        progress(f"removed {stale.name}: a temporary file of an earlier build that was killed")
+def _build(raw_dir: Path, db: Path | str | Target, progress: Progress, allow_shrink: bool) -> BuildReport:
+    target = parse_target(db)
+    db_path: Path | Target = target.path if target.is_file else target
+    if target.is_file:
+        check_writable(target.path)
+        check_replaceable(target.path, target.backend)
+        for stale in remove_stale(target.path.parent, "build", target.path.name):
+            progress(f"removed {stale.name}: a temporary file of an earlier build that was killed")
     listed = read_manifest(raw_dir)
     progress(f"read manifest: {len(listed)} sources in {raw_dir}")
     members = read_folder_files(raw_dir)
@@ -512,7 +560,7 @@ def _build(raw_dir: Path, db_path: Path, progress: Progress, allow_shrink: bool)
     results: dict[str, ParseResult] = {}
     seconds: dict[str, float] = {}
     try:
-        previous = previous_counts(db_path)
+        previous = previous_counts(target)
         for snapshot in snapshots:
             started = time.perf_counter()
             result = parse_snapshot(snapshot, prepared.pop(snapshot.source.source_id))
@@ -551,7 +599,7 @@ def _build(raw_dir: Path, db_path: Path, progress: Progress, allow_shrink: bool)
     rows = load_database(
         [*sources, *valid.records, *valid.filled, *load_aliases(), *valid.conflicts, *rejects, *accounting,
          *valid.agreement],
-        db_path,
+        target if target.backend != "duckdb" else target.path,
     )
     seconds["load"] = time.perf_counter() - started
     progress(f"loaded in {seconds['load']:.2f} s")

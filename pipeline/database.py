@@ -66,14 +66,25 @@ def _kind_of_file(head: bytes) -> str | None:
     return "a file of another kind"
 
 
-def open_database(path: Path = DEFAULT_DB) -> duckdb.DuckDBPyConnection:
+def open_database(path: Path | str = DEFAULT_DB) -> duckdb.DuckDBPyConnection:
     """Open the database at ``path`` read-only, in DuckDB's sandbox (``SANDBOX_CONFIG``).
 
     Every reader (``wh40k sql``, the read commands, ``attack``, the Python API) opens the
     database here. Raises ``DatabaseError`` (one line, saying to rebuild) when there is no file,
     when it is a folder, not a DuckDB database, truncated or corrupt, when the sandbox settings
     did not apply, or when ``check_schema`` refuses it.
+
+    ``path`` may be a SQLAlchemy URL (``sqlite:///FILE``, ``postgresql://USER@HOST/DB``:
+    ``pipeline.targets``): then the connection is a ``pipeline.sql_connection.SqlConnection``
+    with the same ``execute``, read-only in that backend's sandbox, its schema checked
+    (``check_sql_schema``). Raises ``InputError`` for a URL of another kind.
     """
+    from pipeline.targets import parse_target
+
+    target = parse_target(path)
+    if target.backend != "duckdb":
+        return _open_sql(target)
+    path = target.path
     if not path.exists():
         raise DatabaseError(f"{path}: no database; build it with `make build-db` (or `wh40k build`)")
     if path.is_dir():
@@ -97,6 +108,19 @@ def open_database(path: Path = DEFAULT_DB) -> duckdb.DuckDBPyConnection:
         if identity not in _CHECKED:
             check_schema(con, path)
             _CHECKED.add(identity)
+    except BaseException:
+        con.close()
+        raise
+    return con
+
+
+def _open_sql(target):  # -> SqlConnection
+    """``open_database`` of a SQLite file or a PostgreSQL database: sandboxed, schema checked."""
+    from pipeline.sql_connection import check_sql_schema, open_sql
+
+    con = open_sql(target)
+    try:
+        check_sql_schema(con)
     except BaseException:
         con.close()
         raise
@@ -323,3 +347,21 @@ def database_failure(exc: BaseException) -> DatabaseError | None:
         return DatabaseError(f"the database cannot be read ({message}); the file may be damaged or truncated: "
                              f"{REBUILD}")
     return None
+
+
+def backend_of(con: object) -> str:
+    """The backend of a connection ``open_database`` gave: ``duckdb``, ``sqlite`` or ``postgresql``."""
+    return getattr(con, "backend", "duckdb")
+
+
+def ordered_join(con: object, value: str, separator: str, order: str, from_where: str) -> str:
+    """A scalar subquery joining ``value`` of the rows of ``from_where`` (``FROM ... WHERE ...``)
+    with ``separator`` (SQL text) in the order of ``order``, in the SQL of ``con``'s backend
+    (SQLite before 3.44 has no ``ORDER BY`` inside an aggregate: it joins an ordered subquery).
+
+    >>> ordered_join(None, "a.x", "', '", "a.pos", "FROM t a")
+    "(SELECT string_agg(a.x, ', ' ORDER BY a.pos) FROM t a)"
+    """
+    if backend_of(con) == "sqlite":
+        return f"(SELECT group_concat(v, {separator}) FROM (SELECT {value} AS v {from_where} ORDER BY {order}))"
+    return f"(SELECT string_agg({value}, {separator} ORDER BY {order}) {from_where})"

@@ -1,8 +1,11 @@
-"""Load: validated records -> a DuckDB file, written to a temporary file and then renamed.
+"""Load: validated records -> a database: a DuckDB file (the default), a SQLite file, a PostgreSQL database.
 
 The tables are created from their SQLAlchemy declarations (derived from the records), compiled
-to DuckDB DDL; the rows go in as one Arrow batch per table, built column by column and typed by
-that same declaration, which DuckDB inserts in bulk.
+to each backend's DDL. DuckDB: the rows go in as one Arrow batch per table, built column by
+column and typed by that same declaration, which DuckDB inserts in bulk. SQLite: SQLAlchemy's
+executemany, into a temporary file renamed over the old one. PostgreSQL: psycopg's COPY, in one
+transaction that drops the project's tables and views, creates them and fills them, so that a
+failed or interrupted build leaves the previous database as it was.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from duckdb_engine import Dialect as DuckDBDialect
 from sqlalchemy.schema import CreateTable
 
 from pipeline.errors import BuildError
+from pipeline.targets import Target, parse_target
 from pipeline.tempfiles import temp_path
 from schemas.catalog import VIEWS_FILE, schema_version, view_statements  # noqa: F401  (VIEWS_FILE: re-exported)
 from schemas.records import Record, SchemaInfo
@@ -59,8 +63,11 @@ def schema_info() -> SchemaInfo:
     return SchemaInfo(schema_version=schema_version(), project_version=project_version())
 
 
-def load_database(records: list[Record], db_path: Path) -> dict[str, int]:
-    """Write ``records`` into a new DuckDB database at ``db_path``; return rows per table.
+def load_database(records: list[Record], db_path: Path | Target) -> dict[str, int]:
+    """Write ``records`` into a new database at ``db_path``; return rows per table.
+
+    ``db_path``: a DuckDB file, or a ``Target`` (``pipeline.targets``: a SQLite file, a
+    PostgreSQL database; see ``load_sql`` for those).
 
     The loader adds the ``schema_info`` row (``schema_info()``: the schema version readers
     check, the project version).
@@ -74,6 +81,10 @@ def load_database(records: list[Record], db_path: Path) -> dict[str, int]:
     DuckDB's own connection, in one transaction. Raises DuckDB's error (a bug in the
     validation) if a row breaks a primary key.
     """
+    target = parse_target(db_path)
+    if target.backend != "duckdb":
+        return load_sql([*records, schema_info()], target)
+    db_path = target.path
     # A name of this build's own: two builds at once never write the same file; the last
     # rename wins, and each one is a complete database.
     tmp = temp_path(db_path, "build")
@@ -119,4 +130,119 @@ def _write(records: list[Record], tmp: Path) -> dict[str, int]:
         con.execute("CHECKPOINT")
     finally:
         con.close()
+    return {name: len(by_table.get(name, [])) for name in TABLES}
+
+
+def _by_table(records: list[Record]) -> dict[str, list[Record]]:
+    by_table: dict[str, list[Record]] = defaultdict(list)
+    for record in records:
+        by_table[record.__table__].append(record)
+    return by_table
+
+
+def _table_rows(name: str, records: list[Record]) -> tuple[list[str], list[tuple]]:
+    """The column names of table ``name`` and its rows as tuples, in the table's column order."""
+    values = column_values(RECORD_OF_TABLE[name], records)
+    names = [c.name for c in TABLES[name].columns]
+    return names, list(zip(*(values[n] for n in names)))
+
+
+def load_sql(records: list[Record], target: Target) -> dict[str, int]:
+    """Write ``records`` (with their ``schema_info`` row) into a SQLite file or a PostgreSQL
+    database; return rows per table.
+
+    SQLite: a temporary file beside the target's, renamed over it when complete (as for DuckDB).
+    PostgreSQL: one transaction drops the project's views and tables (those of the
+    declarations; nothing else of the database), creates and fills them (COPY) and commits;
+    a failure or Ctrl-C rolls it back. The views are ``db/views.<backend>.sql``. Raises
+    ``BuildError`` when the file cannot be written or the server refuses.
+    """
+    if target.backend == "sqlite":
+        tmp = temp_path(target.path, "build")
+        try:
+            rows = _write_sqlite(records, tmp)
+            os.replace(tmp, target.path)
+        except OSError as exc:
+            raise BuildError(f"cannot write the database {target.path}: {exc.strerror}; choose another --db") from exc
+        finally:
+            for leftover in (tmp, tmp.with_name(tmp.name + "-journal")):
+                leftover.unlink(missing_ok=True)
+        return rows
+    return _write_postgres(records, target)
+
+
+def _write_sqlite(records: list[Record], tmp: Path) -> dict[str, int]:
+    import sqlite3
+
+    from pipeline.sql_connection import backend_view_statements
+
+    by_table = _by_table(records)
+    engine = sa.create_engine(f"sqlite:///{tmp}")
+    try:
+        with engine.begin() as conn:
+            metadata.create_all(conn)
+        con = sqlite3.connect(tmp)
+        try:
+            with con:  # one transaction
+                for name in TABLES:
+                    rows = by_table.get(name)
+                    if rows:
+                        columns, values = _table_rows(name, rows)
+                        marks = ", ".join("?" * len(columns))
+                        con.executemany(f'INSERT INTO "{name}" VALUES ({marks})',
+                                        [tuple(_sqlite_value(v) for v in row) for row in values])
+                for statement in backend_view_statements("sqlite"):
+                    con.execute(statement)
+        finally:
+            con.close()
+    finally:
+        engine.dispose()
+    return {name: len(by_table.get(name, [])) for name in TABLES}
+
+
+def _sqlite_value(value: object) -> object:
+    """A value as SQLAlchemy stores it in SQLite: a date as ISO text (``2024-06-01``), the rest as is.
+
+    >>> import datetime as dt
+    >>> _sqlite_value(dt.date(2024, 6, 1)), _sqlite_value(True), _sqlite_value("x")
+    ('2024-06-01', True, 'x')
+    """
+    import datetime as dt
+
+    return value.isoformat() if isinstance(value, dt.date) else value
+
+
+def _write_postgres(records: list[Record], target: Target) -> dict[str, int]:
+    from sqlalchemy.pool import NullPool
+
+    from pipeline.sql_connection import backend_view_statements, view_names
+
+    by_table = _by_table(records)
+    engine = sa.create_engine(target.url, poolclass=NullPool)
+    try:
+        with engine.begin() as conn:
+            for view in view_names():
+                conn.exec_driver_sql(f'DROP VIEW IF EXISTS "{view}"')
+            metadata.drop_all(conn, checkfirst=True)
+            metadata.create_all(conn)
+            cursor = conn.connection.driver_connection.cursor()
+            for name in TABLES:
+                rows = by_table.get(name)
+                if not rows:
+                    continue
+                columns, values = _table_rows(name, rows)
+                quoted = ", ".join(f'"{c}"' for c in columns)
+                with cursor.copy(f'COPY "{name}" ({quoted}) FROM STDIN') as copy:
+                    for row in values:
+                        copy.write_row(row)
+            for statement in backend_view_statements("postgresql"):
+                conn.exec_driver_sql(statement)
+    except sa.exc.OperationalError as exc:
+        reason = str(exc.orig).strip().splitlines()[0] if exc.orig else str(exc)
+        raise BuildError(f"cannot build into {target}: {reason}; check the URL, and that the server runs") from None
+    except sa.exc.DBAPIError as exc:
+        reason = str(exc.orig).strip().splitlines()[0] if exc.orig else str(exc)
+        raise BuildError(f"cannot build into {target}: {reason}; the previous database is kept") from None
+    finally:
+        engine.dispose()
     return {name: len(by_table.get(name, [])) for name in TABLES}

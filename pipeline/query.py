@@ -16,7 +16,7 @@ from typing import Any, Iterable, NamedTuple
 import duckdb
 
 from pipeline.database import (  # noqa: F401  (DEFAULT_DB, open_database: re-exported)
-    DEFAULT_DB, SANDBOX_HINT, database_failure, one_line, open_database,
+    DEFAULT_DB, SANDBOX_HINT, database_failure, one_line, open_database, ordered_join,
 )
 from pipeline.errors import DatabaseError, InputError, NotFoundError
 from pipeline.limits import MAX_NAME_LENGTH, MAX_SQL_ROWS, MAX_SQL_SECONDS, check_name
@@ -163,6 +163,12 @@ def run_sql(con: duckdb.DuckDBPyConnection, statement: str) -> Rows:
     list them, or, for what the sandbox refuses (a file, a URL, an extension), why; and for a
     query that runs past ``MAX_SQL_SECONDS`` (it is stopped) or gives more than ``MAX_SQL_ROWS``.
     """
+    if not isinstance(con, duckdb.DuckDBPyConnection):  # SQLite or PostgreSQL: pipeline.sql_connection
+        names, fetched = con.run_query(statement)
+        if len(fetched) > MAX_SQL_ROWS:
+            raise DatabaseError(f"the query gives more than {MAX_SQL_ROWS:,} rows (the limit of one sql call); "
+                                "narrow it or add a LIMIT")
+        return Rows((dict(zip(names, row)) for row in fetched), columns=names)
     try:
         statements = con.extract_statements(statement)
     except duckdb.Error as exc:
@@ -438,17 +444,18 @@ def weapons(
     ``MAX_NAME_LENGTH`` characters.
     """
     _check_names(name=name, ability=ability)
-    sql = """
+    abilities = ordered_join(con, "a.raw_text", "', '", "a.position", """
+        FROM weapon_abilities a
+        WHERE a.datasheet_id = w.datasheet_id AND a.weapon_name = w.weapon_name
+          AND a.is_melee = w.is_melee AND a.profile_name = w.profile_name""")
+    sql = f"""
         SELECT w.weapon_name, w.profile_name, d.name AS datasheet, w.datasheet_id,
                CASE WHEN w.is_melee THEN 'melee' ELSE 'ranged' END AS kind,
                CASE WHEN w.is_melee THEN 'Melee' ELSE w.range_inches || '"' END AS range,
-               w.attacks_text AS A,
+               w.attacks_text AS "A",
                CASE WHEN w.skill IS NULL THEN 'N/A' ELSE w.skill || '+' END AS skill,
-               w.strength AS S, w.armour_penetration AS AP, w.damage_text AS D,
-               coalesce((SELECT string_agg(a.raw_text, ', ' ORDER BY a.position)
-                         FROM weapon_abilities a
-                         WHERE a.datasheet_id = w.datasheet_id AND a.weapon_name = w.weapon_name
-                           AND a.is_melee = w.is_melee AND a.profile_name = w.profile_name), '') AS abilities,
+               w.strength AS "S", w.armour_penetration AS "AP", w.damage_text AS "D",
+               coalesce({abilities}, '') AS abilities,
                w.source_id
         FROM weapon_profiles w JOIN datasheets d USING (datasheet_id)
         WHERE (? IS NULL OR w.datasheet_id = ?)

@@ -197,12 +197,10 @@ def governing_text(
     section = winner["section"]
     if section is None and edition == 11:
         # the section number is known from the alias table even when this source omits it
-        found = con.execute(
-            "SELECT min(alias_key) FROM rule_aliases WHERE edition = 11 AND rule_key = ? "
-            "AND regexp_matches(alias_key, '^[0-9]{2}(\\.[0-9]{2})+$')",
-            [rule_keys_for(name)[0]],
-        ).fetchone()
-        section = found[0] if found else None
+        numbers = [key for (key,) in con.execute(
+            "SELECT alias_key FROM rule_aliases WHERE edition = 11 AND rule_key = ?", [rule_keys_for(name)[0]],
+        ).fetchall() if re.fullmatch(r"[0-9]{2}(\.[0-9]{2})+", key)]
+        section = min(numbers) if numbers else None
     return Ruling(
         language=language, note=note, erratum_id=winner.get("erratum_id"),
         rule_key=winner["rule_key"], title=winner["title"], section=section,
@@ -299,7 +297,8 @@ def rule_sources(con: duckdb.DuckDBPyConnection) -> list[dict]:
     """Sources that hold rule texts, with their kind, game mode and date (for listings)."""
     return _rows(con.execute(
         "SELECT s.source_id, s.kind, s.game_mode, s.version_date, s.edition, count(*) AS rules "
-        "FROM rule_texts r JOIN sources s USING (source_id) GROUP BY ALL ORDER BY s.source_id"))
+        "FROM rule_texts r JOIN sources s USING (source_id) "
+        "GROUP BY s.source_id, s.kind, s.game_mode, s.version_date, s.edition ORDER BY s.source_id"))
 
 
 def rule_history(

@@ -27,7 +27,7 @@ DOCUMENTS = """
     FROM abilities a JOIN sources s USING (source_id) WHERE a.text IS NOT NULL
     UNION ALL
     SELECT 'stratagem', st.name, st.edition, 'en', st.source_id, st.locator,
-           concat_ws(' ', st.when, st.target, st.effect, st.restrictions)
+           concat_ws(' ', st."when", st.target, st.effect, st.restrictions)
     FROM stratagems st
     UNION ALL
     SELECT 'enhancement', e.name, s.edition, 'en', e.source_id, e.locator, e.text
@@ -93,13 +93,14 @@ def search(
     words = words_of(text)
     if not words:
         raise InputError(f"search text {text!r} has no word of two letters or more; give a word such as 'lethal'")
-    where = " AND ".join(["position(? IN lower(text)) > 0"] * len(words))
+    # strpos: DuckDB's and PostgreSQL's; the SQLite connection defines it (pipeline.sql_connection)
+    where = " AND ".join(["strpos(lower(text), ?) > 0"] * len(words))
     count = " + ".join(
-        [f"(length(lower(text)) - length(replace(lower(text), ?, ''))) / {len(w)} * ln(1 + n / (1 + df{i}))"
+        [f"(length(lower(text)) - length(replace(lower(text), ?, ''))) / {len(w)} * ln(1 + CAST(n AS DOUBLE PRECISION) / (1 + df{i}))"
          for i, w in enumerate(words)])
-    bonus = " + ".join([f"CASE WHEN position(? IN lower(name)) > 0 THEN 3 * ln(1 + n / (1 + df{i})) ELSE 0 END"
+    bonus = " + ".join([f"CASE WHEN strpos(lower(name), ?) > 0 THEN 3 * ln(1 + CAST(n AS DOUBLE PRECISION) / (1 + df{i})) ELSE 0 END"
                         for i in range(len(words))])
-    dfs = ", ".join(f"count(*) FILTER (WHERE position(? IN lower(text)) > 0) AS df{i}" for i in range(len(words)))
+    dfs = ", ".join(f"count(*) FILTER (WHERE strpos(lower(text), ?) > 0) AS df{i}" for i in range(len(words)))
     sql = f"""
         WITH docs AS ({DOCUMENTS}),
         scoped AS (SELECT * FROM docs WHERE (? IS NULL OR edition = ?) AND (? IS NULL OR language = ?)),

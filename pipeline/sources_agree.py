@@ -22,7 +22,7 @@ _PAIRS_SQL = """
            round(100.0 * sum(agreed) / nullif(sum(compared), 0), 2) AS agreed_percent
     FROM source_agreement
     WHERE (? IS NULL OR edition = ?)
-    GROUP BY ALL
+    GROUP BY edition, source_id_a, source_id_b
     ORDER BY edition NULLS LAST, source_id_a, source_id_b
 """
 

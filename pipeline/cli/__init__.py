@@ -42,10 +42,29 @@ app = typer.Typer(
     help="The rules database for Warhammer 40,000: sourced datasheets, weapons and rules, "
     "exact attack resolution.\n\nExample: wh40k unit \"Battle Sisters Squad\"",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,  # --install-completion, --show-completion (typer's)
     pretty_exceptions_enable=False,
     rich_markup_mode="markdown",
 )
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        from pipeline.load import project_version
+
+        print(f"wh40k-rules-db {project_version()}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: bool = typer.Option(False, "--version", callback=_show_version, is_eager=True,
+                                 help="Print the version of wh40k-rules-db and exit."),
+) -> None:
+    """The rules database for Warhammer 40,000: sourced datasheets, weapons and rules, exact attack resolution.
+
+    Example: wh40k unit "Battle Sisters Squad"
+    """
 
 
 def register_commands() -> None:
@@ -55,6 +74,7 @@ def register_commands() -> None:
     from pipeline.cli import effects  # noqa: F401
     from pipeline.cli import serve  # noqa: F401
     from pipeline.cli import matchups  # noqa: F401
+    from pipeline.cli import export  # noqa: F401
 
 
 @functools.lru_cache(maxsize=1)

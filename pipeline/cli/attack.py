@@ -219,7 +219,7 @@ def attack_command(
     without_effects: List[str] = typer.Option([], "--without", help=(
         "Turn off one of the target's own rules applied by default (Feel No Pain, damage reduction, Stealth, "
         "an invulnerable save, -1 to be hit or wounded), by name (repeatable).")),
-    db: Path = typer.Option(query.DEFAULT_DB, "--db", help="Database file."),
+    db: str = typer.Option(str(query.DEFAULT_DB), "--db", help="Database: a DuckDB file, sqlite:///FILE or postgresql://USER@HOST/DB."),
     fmt: AttackFormat = typer.Option(AttackFormat.table, "--format", "-f", help="table or json."),
     plot: Optional[Path] = typer.Option(None, "--plot", help=(
         "Also draw the distributions of models destroyed and damage (P(exactly k) bars, P(at least k) "

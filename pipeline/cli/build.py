@@ -162,7 +162,10 @@ def stopped_message(db: Path, before: tuple[int, ...] | None, terminated: bool) 
 @app.command("build")
 def build_command(
     raw: Path = typer.Option(Path("raw"), "--raw", help="Folder with manifest.toml and the snapshots."),
-    db: Path = typer.Option(DEFAULT_DB, "--db", help="Database file to write."),
+    db: str = typer.Option(
+        str(DEFAULT_DB), "--db",
+        help="Database to write: a DuckDB file, sqlite:///FILE.sqlite or postgresql://USER@HOST/DBNAME.",
+    ),
     allow_shrink: bool = typer.Option(
         False, "--allow-shrink",
         help="Replace the database even when a source's table loses more than half its rows (or all).",
@@ -174,19 +177,28 @@ def build_command(
     Ctrl-C or SIGTERM stop it (exit status 130 or 143) and leave the previous database, unless
     the new one was already complete and renamed into place (the message says which).
 
-    Example: wh40k build --raw raw --db db/wh40k.duckdb
+    Example: wh40k build --raw raw --db db/wh40k.duckdb (or --db sqlite:///db/wh40k.sqlite)
     """
     from pipeline.build import build
+    from pipeline.targets import parse_target
 
-    progress = (lambda _m: None) if quiet else (lambda m: print(m, file=sys.stderr))
-    before = _identity(db)
+    from pipeline.cli.progress import progress_messages
+
+    target = parse_target(db)
+    before = _identity(target.path) if target.is_file else None
     received: list[int] = []
     try:
-        with _sigterm_as_interrupt(received):
-            report = build(raw, db, progress, allow_shrink=allow_shrink)
+        with _sigterm_as_interrupt(received), progress_messages(
+                "build", quiet, steps=("parsed ", "validated ", "loaded ")) as progress:
+            report = build(raw, target, progress, allow_shrink=allow_shrink)
     except KeyboardInterrupt:
-        # the build writes a temporary file of its own, removed on the way out
-        print(stopped_message(db, before, bool(received)), file=sys.stderr)
+        # the build writes a temporary file of its own, removed on the way out (PostgreSQL: one
+        # transaction, rolled back)
+        if target.is_file:
+            print(stopped_message(target.path, before, bool(received)), file=sys.stderr)
+        else:
+            what = "Terminated (SIGTERM)" if received else "Interrupted"
+            print(f"{what}: {target} was not changed (the build's transaction was rolled back)", file=sys.stderr)
         raise typer.Exit(EXIT_TERMINATED if received else EXIT_INTERRUPTED) from None
     if not quiet:
         _summary(report)

@@ -12,7 +12,7 @@ from pipeline import query
 from pipeline.cli import app
 from pipeline.cli.output import Format, ModeChoice, note, render_rows, to_json
 
-DbOption = typer.Option(query.DEFAULT_DB, "--db", help="Database file (built by `make build-db`).")
+DbOption = typer.Option(str(query.DEFAULT_DB), "--db", help="Database (built by `make build-db`): a DuckDB file, sqlite:///FILE or postgresql://USER@HOST/DB.")
 FormatOption = typer.Option(Format.table, "--format", "-f", help="Output format: table, json or csv.")
 
 
@@ -22,7 +22,7 @@ def unit_diff_command(
     from_edition: int = typer.Option(10, "--from", help="Edition to compare from."),
     to_edition: int = typer.Option(11, "--to", help="Edition to compare to."),
     mode: Optional[ModeChoice] = typer.Option(None, "--mode", help="matched or combat-patrol (default: matched play first)."),
-    db: Path = DbOption,
+    db: str = DbOption,
     fmt: Format = FormatOption,
 ) -> None:
     """What changed in a unit's datasheet between two editions: characteristics per model line,
@@ -68,7 +68,7 @@ def sources_agree_command(
     list_field: Optional[str] = typer.Option(None, "--list", help=(
         "List the disagreements of one field: table.field (weapon_profiles.skill) or a field name "
         "alone (skill) for every table that has it.")),
-    db: Path = DbOption,
+    db: str = DbOption,
     fmt: Format = FormatOption,
 ) -> None:
     """How the sources agree, per edition, pair of sources and field, as the build's merge

@@ -11,7 +11,7 @@ from pipeline import query
 from pipeline.cli import app
 from pipeline.cli.output import Format, ModeChoice, note, render_rows, to_json
 
-DbOption = typer.Option(query.DEFAULT_DB, "--db", help="Database file (built by `make build-db`).")
+DbOption = typer.Option(str(query.DEFAULT_DB), "--db", help="Database (built by `make build-db`): a DuckDB file, sqlite:///FILE or postgresql://USER@HOST/DB.")
 FormatOption = typer.Option(Format.table, "--format", "-f", help="Output format: table, json or csv.")
 EditionOption = typer.Option(
     None, "--edition", help="10 or 11: the datasheets of that edition (default: the latest edition in the database).")
@@ -20,7 +20,7 @@ EditionOption = typer.Option(
 @app.command("sql")
 def sql_command(
     statement: str = typer.Argument(..., help="A read-only SQL statement."),
-    db: Path = DbOption,
+    db: str = DbOption,
     fmt: Format = FormatOption,
 ) -> None:
     """Run a read-only SQL query over the database.
@@ -38,7 +38,7 @@ def units_command(
     name: Optional[str] = typer.Option(None, "--name", help="Part of the unit name."),
     faction: Optional[str] = typer.Option(None, "--faction", help="Faction id, e.g. adepta-sororitas."),
     edition: Optional[int] = EditionOption,
-    db: Path = DbOption,
+    db: str = DbOption,
     fmt: Format = FormatOption,
 ) -> None:
     """List units (datasheets) of one edition, filtered by name and by faction.
@@ -65,7 +65,7 @@ def unit_command(
         "10 or 11 (default: the latest edition in the database, or the unit's own edition when it "
         "has no datasheet of that one, said in a note).")),
     mode: Optional[ModeChoice] = typer.Option(None, "--mode", help="matched or combat-patrol."),
-    db: Path = DbOption,
+    db: str = DbOption,
     fmt: Format = FormatOption,
 ) -> None:
     """Show one unit: model profiles, wargear, weapons with abilities, abilities, keywords.
@@ -133,7 +133,7 @@ def weapons_command(
         None, "--ability", help="Weapon ability, e.g. 'DEVASTATING WOUNDS', 'anti-infantry 4+', ANTI."
     ),
     edition: Optional[int] = EditionOption,
-    db: Path = DbOption,
+    db: str = DbOption,
     fmt: Format = FormatOption,
 ) -> None:
     """List the weapon profiles of one edition's datasheets, filtered by name and by ability.

@@ -44,7 +44,7 @@ def _faction_id(con, faction: Optional[str]) -> Optional[str]:
 def coverage_command(
     edition: Optional[int] = typer.Option(None, "--edition", help="10 or 11 (default: both)."),
     faction: Optional[str] = typer.Option(None, "--faction", help="A faction name or id (default: every one)."),
-    db: Path = typer.Option(query.DEFAULT_DB, "--db", help="Database file."),
+    db: str = typer.Option(str(query.DEFAULT_DB), "--db", help="Database: a DuckDB file, sqlite:///FILE or postgresql://USER@HOST/DB."),
     fmt: Format = typer.Option(Format.table, "--format", "-f", help="table, json or csv."),
 ) -> None:
     """Per edition and kind: rules, those that change an attack, read by the reader, hand-kept, unread.
@@ -68,7 +68,7 @@ def unread_command(
                                                               "enhancement or order."),
     faction: Optional[str] = typer.Option(None, "--faction", help="A faction name or id."),
     edition: Optional[int] = typer.Option(None, "--edition", help="10 or 11 (default: both)."),
-    db: Path = typer.Option(query.DEFAULT_DB, "--db", help="Database file."),
+    db: str = typer.Option(str(query.DEFAULT_DB), "--db", help="Database: a DuckDB file, sqlite:///FILE or postgresql://USER@HOST/DB."),
     fmt: Format = typer.Option(Format.table, "--format", "-f", help="table, json or csv."),
 ) -> None:
     """The rules that change an attack and that neither the reader nor a hand-kept entry covers.

@@ -29,6 +29,7 @@ def fetch_command(
         help="Seconds the whole fetch may take; a source not fetched by then fails and keeps its previous files.",
     ),
     fmt: Format = typer.Option(Format.table, "--format", "-f", help="Summary format: table, json or csv."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress lines (the summary is still printed)."),
 ) -> None:
     """Download the sources of the raw manifest that have a url (unchanged files are not downloaded again).
 
@@ -50,10 +51,13 @@ def fetch_command(
                 f"known ids: {', '.join(known)}"
             )
         sources = [s for s in sources if s.source_id in only]
-    report = fetch_sources(
-        sources, raw, mirror=mirror, settings=read_fetch_settings(raw), delay_seconds=delay,
-        deadline_seconds=deadline, progress=lambda message: print(message, file=sys.stderr),
-    )
+    from pipeline.cli.progress import progress_messages
+
+    with progress_messages("fetch", quiet) as progress:
+        report = fetch_sources(
+            sources, raw, mirror=mirror, settings=read_fetch_settings(raw), delay_seconds=delay,
+            deadline_seconds=deadline, progress=progress,
+        )
     render_rows(report.rows(), fmt, title=f"Fetched into {raw}")
     counts = ", ".join(f"{n} {status}" for status, n in report.counts().items())
     state = f"; ETag / Last-Modified kept in {report.state_file}" if report.state_file.exists() else ""

@@ -23,7 +23,7 @@ def show_command(
     edition: Optional[int] = typer.Option(None, "--edition", help=(
         "10 or 11: match the units to that edition's datasheets (default: the edition the list shows, "
         "else the latest edition in the database).")),
-    db: Path = typer.Option(query.DEFAULT_DB, "--db", help="Database file (built by `make build-db`)."),
+    db: str = typer.Option(str(query.DEFAULT_DB), "--db", help="Database (built by `make build-db`): a DuckDB file, sqlite:///FILE or postgresql://USER@HOST/DB."),
     fmt: Format = typer.Option(Format.table, "--format", "-f", help="Output format: table, json or csv."),
 ) -> None:
     """Show an army list: its units, models, wargear, Enhancements, points and Attached units,

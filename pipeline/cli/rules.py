@@ -38,7 +38,7 @@ def rule_command(
     lang: Optional[str] = typer.Option(
         None, "--lang", help="Language of the wording: en de es fr it ja ko zh (default: en, or the language of the name given)."),
     history: bool = typer.Option(False, "--history", help="Every wording from the original to the one in force, with the errata."),
-    db: Path = typer.Option(query.DEFAULT_DB, "--db", help="Database file."),
+    db: str = typer.Option(str(query.DEFAULT_DB), "--db", help="Database: a DuckDB file, sqlite:///FILE or postgresql://USER@HOST/DB."),
     fmt: Format = typer.Option(Format.table, "--format", "-f", help="table, json or csv."),
 ) -> None:
     """The wording of a rule that applies, its source, and the precedence chain that picked it.
@@ -132,7 +132,7 @@ def rule_diff_command(
     to_edition: int = typer.Option(11, "--to", help="Edition to compare to."),
     mode: ModeChoice = typer.Option(ModeChoice.matched, "--mode"),
     on: Optional[str] = typer.Option(None, "--on", help="Date, YYYY-MM-DD."),
-    db: Path = typer.Option(query.DEFAULT_DB, "--db", help="Database file."),
+    db: str = typer.Option(str(query.DEFAULT_DB), "--db", help="Database: a DuckDB file, sqlite:///FILE or postgresql://USER@HOST/DB."),
     fmt: DiffFormat = typer.Option(DiffFormat.table, "--format", "-f", help="table or json."),
 ) -> None:
     """Word-level differences between a rule's governing wordings in two editions.
@@ -214,7 +214,7 @@ def search_command(
     edition: Optional[int] = typer.Option(None, "--edition", help="10 or 11."),
     lang: Optional[str] = typer.Option(None, "--lang", help="Language: en de es fr it ja ko zh (default: every one)."),
     limit: int = typer.Option(20, "--limit", help="How many hits, best first (1 to 500)."),
-    db: Path = typer.Option(query.DEFAULT_DB, "--db", help="Database file."),
+    db: str = typer.Option(str(query.DEFAULT_DB), "--db", help="Database: a DuckDB file, sqlite:///FILE or postgresql://USER@HOST/DB."),
     fmt: Format = typer.Option(Format.table, "--format", "-f", help="table, json or csv."),
 ) -> None:
     """Find rule texts, abilities, stratagems, enhancements and datasheets whose wording has the words.
