@@ -98,3 +98,147 @@ def test_two_lines_of_one_profile_equal_exact_resolve():
     assert_same_pmf(got.result.models_destroyed.pmf, want.models_destroyed.pmf)
     assert_same_pmf(got.result.damage.pmf, want.damage.pmf)
     assert got.lines["Sergeant"].mean + got.lines["Trooper"].mean == pytest.approx(want.models_destroyed.mean, abs=EQUAL)
+
+
+# --- mixed units: the allocation order changes the outcome ---------------------------------------
+
+BOYZ = UnitTarget("Boyz", (ModelLine("Boy", 1, 4, None, 1), ModelLine("Boss Nob", 1, 4, None, 2)))
+
+
+@pytest.mark.parametrize("edition", [10, 11])
+def test_mixed_unit_allocation_order_changes_models_destroyed(edition):
+    """2 wounds of D1 at 5/6 each (S8 vs T4, no save). Boy first: the first destroys the Boy, the
+    second wounds the Nob: E[models] = P(N >= 1) = 1 - (1/6)^2 = 35/36. Nob first: the Nob takes
+    both (a wounded model takes the next attack): E[models] = P(N = 2) = 25/36."""
+    boy_first = resolve_unit([torrent("2")], BOYZ, Context(edition=edition))
+    nob_first = resolve_unit([torrent("2")], BOYZ, Context(edition=edition), policy="reversed")
+    assert close(boy_first.result.models_destroyed.mean, Fraction(35, 36))
+    assert close(nob_first.result.models_destroyed.mean, Fraction(25, 36))
+    assert close(boy_first.lines["Boy"].at_least(1), Fraction(35, 36))
+    assert close(boy_first.lines["Boss Nob"].at_least(1), 0)
+    assert close(nob_first.lines["Boss Nob"].at_least(1), Fraction(25, 36))
+    assert nob_first.order == ("Boss Nob", "Boy")
+    named = resolve_unit([torrent("2")], BOYZ, Context(edition=edition), policy=("boss nob", "boy"))
+    assert close(named.result.models_destroyed.mean, Fraction(25, 36))
+
+
+def test_partial_wounds_carry_from_one_weapon_to_the_next():
+    """Two weapons of 1 attack each, D1, 5/6 to wound, Nob (W2) first: the second weapon's wound
+    goes to the wounded Nob, so P(Nob destroyed) = (5/6)^2 = 25/36 and the Boy is never hit."""
+    r = resolve_unit([torrent(name="first"), torrent(name="second")], BOYZ, policy="reversed")
+    assert close(r.lines["Boss Nob"].at_least(1), Fraction(25, 36))
+    assert close(r.lines["Boy"].at_least(1), 0)
+
+
+def test_an_invalid_order_names_the_lines():
+    with pytest.raises(EngineInputError, match="no model line of Boyz; its lines: Boy, Boss Nob"):
+        resolve_unit([torrent()], BOYZ, policy=("Grot",))
+
+
+# --- 11th edition: save rolls resolved from the lowest result to the highest ----------------------
+
+SAVES = UnitTarget("u", (ModelLine("A", 1, 4, 6, 1), ModelLine("B", 1, 4, 4, 1)))
+
+
+def test_save_rolls_lowest_first_11th_edition():
+    """A (Sv6+) then B (Sv4+), 2 attacks wounding on 2+. 11th edition, 05.04: the lowest save roll
+    goes to A and the highest to B; B is destroyed when both wound (25/36), the lower roll is
+    below 6 (it destroys A) and the higher one is 1-3: P(max <= 3) = 9/36 (then the lower is
+    below 6 too), so 25/36 x 1/4 = 25/144. A: one wound and a roll below 6 (2 x 5/6 x 1/6 x 5/6
+    = 50/216), or two wounds and not both rolls 6 (25/36 x 35/36): 1175/1296."""
+    r = resolve_unit([torrent("2")], SAVES, Context(edition=11))
+    assert close(r.lines["B"].at_least(1), Fraction(25, 144))
+    assert close(r.lines["A"].at_least(1), Fraction(1175, 1296))
+    # the unit's unsaved attacks are counted in the same chain: P(2 unsaved) = P(B destroyed)
+    assert close(r.result.unsaved.pmf[2], Fraction(25, 144))
+
+
+def test_save_rolls_one_at_a_time_10th_edition():
+    """10th edition: each save on its own: B is destroyed when both wound, the first is unsaved
+    by A (5/6) and the second by B (1/2): 25/36 x 5/6 x 1/2 = 125/432."""
+    r = resolve_unit([torrent("2")], SAVES, Context(edition=10))
+    assert close(r.lines["B"].at_least(1), Fraction(125, 432))
+    # E[damage]: one wound (10/36): 5/6; two (25/36): 5/6, then B's 1/2 if A fell (5/6) or A's 5/6:
+    # 5/6 + 5/12 + 5/36 = 25/18; in all 10/36 x 5/6 + 25/36 x 25/18 = 775/648
+    assert close(r.result.damage.mean, Fraction(775, 648))
+
+
+# --- Attached units: Toughness, Bodyguard before CHARACTER, Precision ------------------------------
+
+def attached(leader_t=3, leader_w=1, guards=2, guard_t=4) -> UnitTarget:
+    return UnitTarget("Squad + Canoness", (
+        ModelLine("Battle Sister", guards, guard_t, None, 1),
+        ModelLine("Canoness", 1, leader_t, None, leader_w, character=True, role="leader"),
+    ))
+
+
+@pytest.mark.parametrize("edition", [10, 11])
+def test_attached_unit_uses_the_bodyguard_toughness(edition):
+    """S4 against the Bodyguard's T4 wounds on 4+ (1/2), not on 3+ as against the Leader's T3."""
+    r = resolve_unit([torrent("1", 4)], attached(), Context(edition=edition))
+    assert close(r.result.wounds.mean, Fraction(1, 2))
+
+
+def test_11th_edition_toughness_of_the_leader_once_the_bodyguard_is_gone():
+    """19.02: with only the Leader left, its T3 is used. Weapon 1 (1 attack, S8: 5/6) destroys the
+    one Sister; weapon 2 (1 attack, S4) then wounds on 3+ against T3 (2/3), or on 4+ (1/2) while the
+    Sister lives. P(Canoness destroyed) = 5/6 x 2/3 = 5/9. 10th edition: T4 throughout: 5/6 x 1/2."""
+    unit = attached(guards=1)
+    weapons = [torrent("1", 8, name="first"), torrent("1", 4, name="second")]
+    assert close(resolve_unit(weapons, unit, Context(edition=11)).characters["Canoness"], Fraction(5, 9))
+    assert close(resolve_unit(weapons, unit, Context(edition=10)).characters["Canoness"], Fraction(5, 12))
+
+
+@pytest.mark.parametrize("edition", [10, 11])
+def test_bodyguard_before_character_and_precision_changes_the_outcome(edition):
+    """3 attacks of D1 wounding on 2+ (5/6) against 2 Sisters and a W1 Canoness, no save. Without
+    Precision the Canoness is destroyed only when all three wound: (5/6)^3 = 125/216. With
+    Precision every wounding attack may go to her: P = 1 - (1/6)^3 = 215/216, the attacker's
+    best choice for P(CHARACTER destroyed), which the engine takes and reports."""
+    unit = attached()
+    plain = resolve_unit([torrent("3")], unit, Context(edition=edition))
+    assert close(plain.characters["Canoness"], Fraction(125, 216))
+    precise = resolve_unit([torrent("3", precision=True)], unit, Context(edition=edition))
+    assert close(precise.characters["Canoness"], Fraction(215, 216))
+    assert precise.result.choices["Precision: test weapon"] == "allocated to the CHARACTER models"
+    assert any(s.rule_key == "precision" and "maximises the objective 'character'" in s.summary
+               for s in precise.result.steps)
+    # the objective "models": Precision spends wounds on one model either way here (all W1), a tie
+    # keeps normal allocation; E[models destroyed] = 3 x 5/6 = 5/2 both ways
+    by_models = resolve_unit([torrent("3", precision=True)], unit, Context(edition=edition), objective="models")
+    assert close(by_models.result.models_destroyed.mean, Fraction(5, 2))
+    assert by_models.result.choices["Precision: test weapon"] == "normal allocation"
+
+
+def test_precision_against_a_wounded_leader_then_the_bodyguard():
+    """W2 Canoness, 1 Sister, 2 attacks D1 at 5/6, Precision forced on: both wounds go to the
+    Canoness while she lives: P(Canoness destroyed) = 25/36, P(Sister destroyed) = 0. Forced off:
+    the first wound destroys the Sister, the second wounds the Canoness: P(Canoness) = 0."""
+    unit = attached(leader_w=2, guards=1)
+    on = resolve_unit([torrent("2", precision=True)], unit, precision=[True])
+    assert close(on.characters["Canoness"], Fraction(25, 36))
+    assert close(on.lines["Battle Sister"].at_least(1), 0)
+    off = resolve_unit([torrent("2", precision=True)], unit, precision=[False])
+    assert close(off.characters["Canoness"], 0)
+    assert close(off.lines["Battle Sister"].at_least(1), 1 - Fraction(1, 36))
+
+
+def test_objective_damage_and_unknown_objective():
+    unit = UnitTarget("u", (ModelLine("Sister", 1, 4, 3, 1),
+                            ModelLine("Canoness", 1, 4, 6, 3, character=True, role="leader")))
+    r = resolve_unit([torrent("2", precision=True)], unit, objective="damage")
+    # the Canoness saves on 6+ only: Precision to her is more damage. E = 2 x 5/6 x 5/6
+    assert r.result.choices["Precision: test weapon"] == "allocated to the CHARACTER models"
+    assert close(r.result.damage.mean, Fraction(50, 36))
+    with pytest.raises(EngineInputError, match="objective must be one of character, models, damage"):
+        resolve_unit([torrent()], unit, objective="points")
+
+
+def test_allocation_order_puts_characters_last():
+    unit = UnitTarget("u", (ModelLine("Canoness", 1, 3, 3, 4, character=True, role="leader"),
+                            ModelLine("Sister", 2, 3, 3, 1)))
+    assert allocation_order(unit, 10) == ([1, 1], [0])
+    assert allocation_order(unit, 11) == ([1, 1], [0])
+    lone = UnitTarget("u", (ModelLine("Hero", 1, 3, 3, 4, character=True), ModelLine("Guard", 2, 3, 3, 1)))
+    assert allocation_order(lone, 10) == ([0, 1, 1], [])  # 10th edition: only an Attached unit's
+    assert allocation_order(lone, 11) == ([1, 1], [0])    # 11th edition 05.03: every CHARACTER group last
