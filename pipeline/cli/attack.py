@@ -35,6 +35,12 @@ class ReductionChoice(str, Enum):
     half = "half"
 
 
+class ObjectiveChoice(str, Enum):
+    character = "character"
+    models = "models"
+    damage = "damage"
+
+
 class AttackFormat(str, Enum):
     table = "table"
     json = "json"
@@ -70,6 +76,9 @@ def outcome_as_dict(outcome: AttackOutcome) -> dict:
     data["explain"] = [dataclasses.asdict(e) for e in outcome.explained]
     data["input_notes"] = list(outcome.notes)
     data["effects"] = [dataclasses.asdict(e) for e in outcome.effects]
+    if outcome.unit is not None:
+        unit = outcome.unit.to_dict()
+        data["unit"] = {k: unit[k] for k in ("lines", "characters", "allocation_order", "objective")}
     data["target"] = {"name": t.name, "toughness": t.toughness, "save": t.save, "wounds": t.wounds,
                       "models": t.models, "invulnerable_save": t.invulnerable_save,
                       "feel_no_pain": t.feel_no_pain, "keywords": sorted(t.keywords),
@@ -155,6 +164,15 @@ def _render(outcome: AttackOutcome, explain: bool = False) -> None:
         hist.add_row(str(k), f"{p:.4f}", f"{killed.at_least(k):.4f}", "█" * round(40 * p))
     out.print(hist)
     out.print(f"P(target unit destroyed) = {r.target_destroyed:.4f}", soft_wrap=True)
+    if outcome.unit is not None:
+        lines = Table(title="Models destroyed per model line", title_justify="left")
+        for col in ("model line", "mean", "P(at least 1)", "P(all)"):
+            lines.add_column(col, justify="left" if col == "model line" else "right")
+        for name, d in outcome.unit.lines.items():
+            lines.add_row(cell(name), f"{d.mean:.4f}", f"{d.at_least(1):.4f}", f"{float(d.pmf[-1]):.4f}")
+        out.print(lines)
+        for name, p in outcome.unit.characters.items():
+            out.print(f"P({name} destroyed) = {p:.4f}", soft_wrap=True)
     if r.hazardous_mortal_wounds:
         out.print(f"Hazardous: expected mortal wounds suffered by the attacker = {r.hazardous_mortal_wounds:.4f}",
                   soft_wrap=True)
@@ -212,6 +230,19 @@ def attack_command(
         None, "--edition", callback=_between(10, 11, "the 10th or the 11th edition"), help=(
             "10 or 11: the rules and the datasheets of attacker and target (default: the latest edition "
             "in the database). A unit with no datasheet of that edition uses another's, said in a note.")),
+    leader: List[str] = typer.Option([], "--leader", help=(
+        "A Leader (or 11th-edition Support unit) attached to the attacking unit (repeatable): its "
+        "loadout's weapons fire too. Checked against the units it can lead.")),
+    target_leader: List[str] = typer.Option([], "--target-leader", help=(
+        "A Leader (or Support unit) attached to the target unit (repeatable): the target is then an "
+        "Attached unit, allocated model by model, Bodyguard models before CHARACTER models.")),
+    allocation: str = typer.Option("listed", "--allocation", help=(
+        "The defender's allocation order for a unit of several model lines: listed (the order the "
+        "rules imply, then as the datasheet lists the lines), reversed, or line names separated by "
+        "commas (\"Boss Nob,Boy\").")),
+    objective: ObjectiveChoice = typer.Option(ObjectiveChoice.character, "--objective", help=(
+        "What the attacker's Precision choices maximise: character (P(each CHARACTER destroyed)), "
+        "models (expected models destroyed) or damage.")),
     explain: bool = typer.Option(False, "--explain", help="List each step with the rule text it applied."),
     with_effects: List[str] = typer.Option([], "--with", help=(
         "Apply a stratagem, order, ability, detachment rule or enhancement of the attacker's or the target's "
@@ -255,6 +286,10 @@ def attack_command(
         attacker=attacker, target=target, phase=phase.value, weapons=tuple(weapon), models=models,
         target_models=target_models, feel_no_pain=fnp, context=context, edition=edition,
         with_effects=tuple(with_effects), without_effects=tuple(without_effects),
+        target_leaders=tuple(target_leader), leaders=tuple(leader),
+        allocation=allocation if allocation in ("listed", "reversed")
+        else tuple(n.strip() for n in allocation.split(",") if n.strip()),
+        objective=objective.value,
     )
     outcome = attack(request, db)
     for line in outcome.notes:

@@ -845,25 +845,13 @@ def _bodyguard_line(con: duckdb.DuckDBPyConnection, datasheet: dict, usable: lis
                     notes: list[str]) -> dict:
     """The model line a target unit of several model profiles is modelled with: every model gets
     the profile of the line with the most models in the composition (the first line on a tie);
-    the lines used and ignored go to ``notes``. Mixed units are not allocated model by model."""
+    ``Target.ignored_model_profiles`` names the others. The attack service allocates such a unit
+    model by model (``unit_from_datasheets``, ``pipeline.engine.units``) instead."""
     if len({_characteristics(ln) for ln in usable}) == 1:
         return usable[0]
     types = _model_type_counts(con, datasheet["datasheet_id"], models)
     counts = [types.get(_model_key(ln["model_name"]), 0) for ln in usable]
-    first = usable[max(range(len(usable)), key=lambda i: (counts[i], -i))]
-    ignored = [f"{_profile_text(ln)}, {c} model{'s' if c != 1 else ''}" for ln, c in zip(usable, counts)
-               if _characteristics(ln) != _characteristics(first)]
-    used = counts[usable.index(first)]
-    other, n_other = next((ln, c) for ln, c in zip(usable, counts) if _characteristics(ln) != _characteristics(first))
-    inline = (f"T{other['toughness']} Sv{other['save'] or '-'}{'+' if other['save'] else ''} W{other['wounds']} "
-              f"x{max(n_other, 1)}" + (f" inv{other['invulnerable_save']}+" if other["invulnerable_save"] else ""))
-    notes.append(
-        f"target {datasheet['name']}: its models have different profiles; every model is given the profile of "
-        f"{_profile_text(first)} ({used} model{'s' if used != 1 else ''} of the composition, "
-        f"{'the most' if counts.count(used) == 1 else 'the first line of the most'}), "
-        f"ignoring {'; '.join(ignored)} (mixed units are not allocated model by model; "
-        f"give another line's profile inline, e.g. --target \"{inline}\")")
-    return first
+    return usable[max(range(len(usable)), key=lambda i: (counts[i], -i))]
 
 
 #: An invulnerable save note that sets the save against one kind of attack ("* 4+ against melee
@@ -923,3 +911,121 @@ def all_weapon_profiles(con: duckdb.DuckDBPyConnection, is_melee: bool = False) 
             is_melee=is_melee,
         ))
     return weapons
+
+
+# ---------------------------------------------------------------------------------------------
+# Units as they stand on the table: model lines, Attached units (``pipeline.engine.units``)
+
+
+def check_leader(con: duckdb.DuckDBPyConnection, leader: dict, bodyguard: dict) -> str:
+    """The kind of link (``leader`` or ``support``, ``leader_links.kind``) by which the datasheet
+    ``leader`` can join ``bodyguard``. Raises ``InputError`` when the database has no such link,
+    naming the units it can join (or saying it has none: not a Leader or Support unit)."""
+    row = con.execute(
+        "SELECT kind FROM leader_links WHERE leader_datasheet_id = ? AND bodyguard_datasheet_id = ?",
+        [leader["datasheet_id"], bodyguard["datasheet_id"]]).fetchone()
+    if row:
+        return row[0] or "leader"
+    can = [n for (n,) in con.execute(
+        "SELECT DISTINCT coalesce(d.name, l.bodyguard_name) FROM leader_links l LEFT JOIN datasheets d "
+        "ON d.datasheet_id = l.bodyguard_datasheet_id WHERE l.leader_datasheet_id = ? ORDER BY 1",
+        [leader["datasheet_id"]]).fetchall()]
+    if not can:
+        raise InputError(f"{leader['name']} ({leader['datasheet_id']}) cannot join {bodyguard['name']}: the "
+                         "database lists no unit it can lead (it is not a Leader or Support unit); attack the "
+                         "units separately")
+    raise InputError(f"{leader['name']} ({leader['datasheet_id']}) cannot join {bodyguard['name']} "
+                     f"({bodyguard['datasheet_id']}); it can join: {', '.join(can)}")
+
+
+def _line_counts(con: duckdb.DuckDBPyConnection, datasheet: dict, usable: list[dict], count: int,
+                 notes: list[str]) -> list[int]:
+    """Models of each model line in a unit of ``count`` models: one line (or lines of one profile
+    taken as one) gets them all; otherwise each line its composition count, the models no line
+    matches going to the line with the most (said in ``notes``)."""
+    if len(usable) == 1:
+        return [count]
+    types = _model_type_counts(con, datasheet["datasheet_id"], count)
+    counts = [types.get(_model_key(ln["model_name"]), 0) for ln in usable]
+    left = count - sum(counts)
+    if left > 0:
+        i = max(range(len(usable)), key=lambda k: (counts[k], -k))
+        counts[i] += left
+        notes.append(f"target {datasheet['name']}: {left} model{'s' if left != 1 else ''} of the unit's {count} "
+                     f"match no model line by name; counted as {usable[i]['model_name']}")
+    elif left < 0:
+        counts[-1] = max(0, counts[-1] + left)
+    return counts
+
+
+def unit_lines(con: duckdb.DuckDBPyConnection, datasheet: dict, models: int | None, phase: Phase,
+               notes: list[str], role: str = "bodyguard") -> list:
+    """The ``units.ModelLine`` of a datasheet at ``models`` models (None: its smallest size), each
+    model line with its count, T, Sv, InSv (its scope for ``phase``), W and Feel No Pain; lines
+    of one profile are one line. CHARACTER: the datasheet has the keyword and one model line (a
+    Leader), or, for a unit of several lines, the line of one model whose name is the unit's.
+    Raises ``InputError`` as ``target_from_datasheet`` does."""
+    from pipeline.engine.units import ModelLine
+
+    lines = _rows(con.execute(
+        "SELECT * FROM model_profiles WHERE datasheet_id = ? ORDER BY line", [datasheet["datasheet_id"]]))
+    usable = [ln for ln in lines if ln["toughness"] and ln["wounds"]]
+    if not usable:
+        raise InputError(
+            f"{datasheet['name']} ({datasheet['datasheet_id']}) has no model characteristics in the "
+            "database (its source lost them); give the target as an inline profile, "
+            'e.g. --target "T3 Sv3+ W1 x10 INFANTRY"')
+    count = models
+    if count is None:
+        count, how = model_count(con, datasheet)
+        if count is None:
+            raise no_model_count(datasheet, how, "--target-models N")
+    distinct: list[dict] = []
+    for ln in usable:
+        if _characteristics(ln) not in [_characteristics(d) for d in distinct]:
+            distinct.append(ln)
+    counts = _line_counts(con, datasheet, distinct, count, notes)
+    keywords = {r[0].upper() for r in con.execute(
+        "SELECT keyword FROM keywords WHERE datasheet_id = ?", [datasheet["datasheet_id"]]).fetchall()}
+    character = "CHARACTER" in keywords
+    out = []
+    for ln, n in zip(distinct, counts):
+        if n <= 0:
+            notes.append(f"target {datasheet['name']}: model line {ln['model_name']} has no model at {count} models")
+            continue
+        fnp = feel_no_pain(con, datasheet, ln, notes)
+        invuln, why = invulnerable_save_against(ln, phase)
+        if why:
+            notes.append(f"target {datasheet['name']}: {why}")
+        invuln = _invulnerable_save_note(con, datasheet, ln, phase, invuln, notes)
+        is_character = character and (len(distinct) == 1 or (n == 1 and _same_model(ln["model_name"], datasheet["name"])))
+        out.append(ModelLine(ln["model_name"].title() if ln["model_name"].isupper() else ln["model_name"], n,
+                             ln["toughness"], ln["save"], ln["wounds"], invuln, fnp["all"], fnp["mortal-wounds"],
+                             fnp["psychic"], frozenset(keywords), is_character, role, datasheet["name"]))
+    return out
+
+
+def unit_from_datasheets(con: duckdb.DuckDBPyConnection, bodyguard: dict, leaders: Sequence[dict] = (),
+                         models: int | None = None, phase: Phase = "shooting", notes: list[str] | None = None):
+    """A ``units.UnitTarget`` of ``bodyguard`` (``models`` models, None: its smallest size) and the
+    ``leaders`` attached to it, each checked against ``leader_links`` (``check_leader``: an
+    ``InputError`` naming the units a Leader can join). The unit has the keywords of all its
+    datasheets (11th edition 19.03) and Stealth when every one of them has it."""
+    from pipeline.engine.units import UnitTarget
+
+    notes = notes if notes is not None else []
+    lines = unit_lines(con, bodyguard, models, phase, notes)
+    sheets = [bodyguard]
+    for leader in leaders:
+        kind = check_leader(con, leader, bodyguard)
+        lines += unit_lines(con, leader, None, phase, notes, role="support" if kind == "support" else "leader")
+        sheets.append(leader)
+    keywords: set[str] = set()
+    stealth = True
+    for sheet in sheets:
+        keywords |= {r[0].upper() for r in con.execute(
+            "SELECT keyword FROM keywords WHERE datasheet_id = ?", [sheet["datasheet_id"]]).fetchall()}
+        stealth &= any(slug(n) == "stealth" for (n,) in con.execute(
+            "SELECT name FROM abilities WHERE datasheet_id = ?", [sheet["datasheet_id"]]).fetchall())
+    name = " + ".join(s["name"] for s in sheets)
+    return UnitTarget(name, tuple(lines), frozenset(keywords), stealth)

@@ -31,7 +31,8 @@ from pipeline.engine.from_db import Phase, attacker_weapons, model_count, target
 from pipeline.engine.inputs import STANDARD_PROFILES, parse_target
 from pipeline.engine.profiles import Context, Target, Weapon
 from pipeline.engine.result import AttackResult
-from pipeline.errors import NotFoundError
+from pipeline.engine.units import UnitAttackResult
+from pipeline.errors import InputError, NotFoundError
 from pipeline.limits import check_name, limit_error
 
 _INLINE = re.compile(r"(?i)(^|\s)T\d+(\s|$)")
@@ -57,6 +58,15 @@ class AttackRequest:
     #: enhancement; ``"NAME: OPTION"`` picks an option) and target rules turned off (``--without``).
     with_effects: tuple[str, ...] = ()
     without_effects: tuple[str, ...] = ()
+    #: Leader / Support units attached to the target datasheet (names or ids; each checked
+    #: against ``leader_links``), making it an Attached unit resolved model by model.
+    target_leaders: tuple[str, ...] = ()
+    #: Leader / Support units attached to the attacker: their loadout's weapons fire too.
+    leaders: tuple[str, ...] = ()
+    #: The defender's allocation order (``units.AllocationPolicy``: "listed", "reversed" or line names).
+    allocation: str | tuple[str, ...] = "listed"
+    #: What the attacker's Precision choices maximise (``units.OBJECTIVES``).
+    objective: str = "character"
 
 
 @dataclass(frozen=True)
@@ -85,6 +95,8 @@ class AttackOutcome:
     explained: tuple[ExplainedStep, ...] = ()
     notes: tuple[str, ...] = ()  # choices made about the inputs (unit picked, profile fired, size)
     effects: tuple = ()  # pipeline.effects.apply.AppliedEffect of each effect of a named or default rule
+    #: a target of several model lines or an Attached unit: per line and per CHARACTER results
+    unit: UnitAttackResult | None = None
 
 
 def resolve_target(con, text: str, models: int | None = None, notes: list[str] | None = None,
@@ -179,6 +191,8 @@ def _attack(con, request: AttackRequest, explain: bool = True) -> AttackOutcome:
             f"{exc} (in {sheet['datasheet_id']}; other datasheets of that name: "
             + ", ".join(o["datasheet_id"] for o in others) + ": pass one as the attacker)"
         ) from None
+    for name in request.leaders:
+        weapons += _leader_weapons(con, name, sheet, request, edition, notes, target, context)
     notes.extend(target_notes)
     if context.damaged:
         notes.append(damaged_note(con, sheet, context.edition))
@@ -187,9 +201,20 @@ def _attack(con, request: AttackRequest, explain: bool = True) -> AttackOutcome:
     weapons, target, context, applied, effect_notes = effects_for(con, request, sheet, edition, weapons, target,
                                                                   context)
     notes.extend(effect_notes)
-    result = exact.resolve(weapons, target, context)
-    return AttackOutcome(sheet["name"], tuple(weapons), target, result,
-                         explain_steps(con, result, context.edition) if explain else (), tuple(notes), applied)
+    unit = _target_unit(con, request, edition, notes)
+    if unit is None:
+        result = exact.resolve(weapons, target, context)
+        return AttackOutcome(sheet["name"], tuple(weapons), target, result,
+                             explain_steps(con, result, context.edition) if explain else (), tuple(notes), applied)
+    from pipeline.engine.units import resolve_unit
+
+    outcome = resolve_unit(weapons, unit, context, policy=request.allocation, objective=request.objective)
+    first = unit.lines[0]
+    target = dataclasses.replace(first.as_target(unit), name=unit.name)
+    name = " + ".join([sheet["name"], *request.leaders]) if request.leaders else sheet["name"]
+    return AttackOutcome(name, tuple(weapons), target, outcome.result,
+                         explain_steps(con, outcome.result, context.edition) if explain else (), tuple(notes), applied,
+                         outcome)
 
 
 def damaged_note(con, sheet: dict, edition: int) -> str:
@@ -209,6 +234,39 @@ def damaged_note(con, sheet: dict, edition: int) -> str:
     said = "" if hit is None or hit == modifier else f" (its text gives {hit:+d}: not the one modelled)"
     return (f"attacker {sheet['name']}: damaged ({wounds} wounds remaining: {text.strip()!r}): "
             f"{modifier:+d} to the hit roll{said}")
+
+
+def _leader_weapons(con, name: str, bodyguard: dict, request: AttackRequest, edition: int, notes: list[str],
+                    target: Target, context: Context) -> list[Weapon]:
+    """The weapons of a Leader attached to the attacking unit (its loadout for the phase), named
+    ``"<Leader>: <weapon>"``; the link is checked (``from_db.check_leader``)."""
+    from pipeline.engine.from_db import check_leader
+
+    leader, _ = query.find_datasheet_preferring(con, name, edition)
+    check_leader(con, leader, bodyguard)
+    weapons = attacker_weapons(con, leader, request.phase, (), None, notes, target=target, context=context)
+    return [dataclasses.replace(w, name=f"{leader['name']}: {w.name}") for w in weapons]
+
+
+def _target_unit(con, request: AttackRequest, edition: int, notes: list[str]):
+    """The ``UnitTarget`` of a target datasheet with several model profiles or with
+    ``target_leaders`` (None for one profile, a standard or an inline profile)."""
+    from pipeline.engine.from_db import unit_from_datasheets
+
+    key = request.target.strip().upper()
+    if key in STANDARD_PROFILES or _INLINE.search(request.target):
+        if request.target_leaders:
+            raise InputError(f"--target-leader needs a target unit of the database, not {request.target!r}")
+        return None
+    sheet, _ = query.find_datasheet_preferring(con, request.target, edition)
+    leaders = [query.find_datasheet_preferring(con, n, edition)[0] for n in request.target_leaders]
+    unit = unit_from_datasheets(con, sheet, leaders, request.target_models, request.phase, [])
+    if len(unit.lines) == 1:
+        return None
+    if request.feel_no_pain is not None:
+        unit = dataclasses.replace(unit, lines=tuple(dataclasses.replace(ln, feel_no_pain=request.feel_no_pain)
+                                                     for ln in unit.lines))
+    return unit
 
 
 def check_request(request: AttackRequest) -> None:

@@ -203,31 +203,30 @@ def test_karandras_fights_with_one_weapon(db):
     assert list(_fired(out)) == ["Arhra’s Bane"]
 
 
-# A target unit of several model profiles is given the profile of the line with the most models.
+# A target unit of several model profiles is allocated model by model (pipeline.engine.units).
 
-def test_howling_banshees_are_modelled_as_banshees_not_the_exarch_and_said_so(db):
+def test_howling_banshees_are_allocated_model_by_model_banshees_then_the_exarch(db):
     out = attack(AttackRequest(attacker="Canoness", target="Howling Banshees", edition=10), db)
-    t = out.target
-    assert (t.toughness, t.save, t.wounds, t.invulnerable_save) == (3, 4, 1, 5)
-    assert t.model_profile == "HOWLING BANSHEE (T3 Sv4+ W1 inv5+)"
-    assert t.ignored_model_profiles == ("HOWLING BANSHEE EXARCH (T3 Sv4+ W2 inv5+)",)
-    assert any("every model is given the profile of HOWLING BANSHEE (T3 Sv4+ W1 inv5+) (4 models of the "
-               "composition, the most), ignoring HOWLING BANSHEE EXARCH (T3 Sv4+ W2 inv5+), 1 model" in n
-               for n in out.notes)
+    lines = {name: d.pmf.size - 1 for name, d in out.unit.lines.items()}
+    assert lines == {"Howling Banshee": 4, "Howling Banshee Exarch": 1}
+    assert out.unit.order == ("Howling Banshee #1", "Howling Banshee #2", "Howling Banshee #3",
+                              "Howling Banshee #4", "Howling Banshee Exarch")
+    assert not any("every model is given the profile" in n for n in out.notes)
+    assert out.result.models_destroyed.mean == pytest.approx(
+        out.unit.lines["Howling Banshee"].mean + out.unit.lines["Howling Banshee Exarch"].mean, abs=1e-12)
 
 
-def test_ghazghkull_thraka_names_makari_as_ignored_in_json(db):
+def test_ghazghkull_thraka_and_makari_are_two_lines_in_json(db):
     run = wh40k("attack", "Canoness", "--target", "Ghazghkull Thraka", "--format", "json", "--db", str(db))
     assert run.returncode == 0, run.stderr
-    err = run.stderr
-    target = json.loads(run.stdout)["target"]
-    assert (target["wounds"], target["model_profile"]) == (10, "GHAZGHKULL THRAKA (T6 Sv2+ W10 inv4+)")
-    assert target["ignored_model_profiles"] == ["MAKARI (T6 Sv7+ W1 inv2+)"]
-    assert 'e.g. --target "T6 Sv7+ W1 x1 inv2+"' in err
+    unit = json.loads(run.stdout)["unit"]
+    assert list(unit["lines"]) == ["Ghazghkull Thraka", "Makari"]
+    assert "ignoring" not in run.stderr
 
 
-def test_one_profile_units_name_no_model_profile(db):
+def test_one_profile_units_are_not_unit_targets(db):
     out = attack(AttackRequest(attacker="Canoness", target="Wyches", edition=10), db)
+    assert out.unit is None
     assert (out.target.model_profile, out.target.ignored_model_profiles) == (None, ())
 
 
