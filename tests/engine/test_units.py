@@ -242,3 +242,41 @@ def test_allocation_order_puts_characters_last():
     lone = UnitTarget("u", (ModelLine("Hero", 1, 3, 3, 4, character=True), ModelLine("Guard", 2, 3, 3, 1)))
     assert allocation_order(lone, 10) == ([0, 1, 1], [])  # 10th edition: only an Attached unit's
     assert allocation_order(lone, 11) == ([1, 1], [0])    # 11th edition 05.03: every CHARACTER group last
+
+
+# --- the simulator agrees (an independent allocation, die by die) --------------------------------
+
+SIM_CASES = [
+    ("mixed unit (Boyz and a Boss Nob, Nob first)", 10, "reversed",
+     [weapon("3", 3, 5, -1, "D3", models=4, name="heavy"), weapon("2", 3, 4, 0, "1", models=5, name="bolt")],
+     UnitTarget("Boyz", (ModelLine("Boy", 6, 5, 5, 1), ModelLine("Boss Nob", 1, 5, 4, 2, feel_no_pain=6)))),
+    ("attached unit with Precision, 11th edition", 11, "listed",
+     [weapon("2", 3, 4, -1, "2", models=5, precision=True, name="sniper"),
+      weapon("6", 4, 4, 0, "1", lethal_hits=True, devastating_wounds=True, name="dev")],
+     UnitTarget("Squad + Canoness", (ModelLine("Sister", 5, 3, 3, 1, invulnerable_save=6),
+                                     ModelLine("Canoness", 1, 3, 3, 4, invulnerable_save=4, feel_no_pain_mortal=5,
+                                               character=True, role="leader")))),
+]
+
+
+@pytest.mark.parametrize("case", range(len(SIM_CASES)), ids=[c[0] for c in SIM_CASES])
+def test_simulator_agrees_within_four_standard_errors(case):
+    from pipeline.engine.simulate_units import simulate_unit
+
+    _, edition, policy, weapons, unit = SIM_CASES[case]
+    context = Context(edition=edition)
+    exact_r = resolve_unit(weapons, unit, context, policy=policy)
+    precision = [w.precision for w in weapons]
+    if any(precision):
+        assert exact_r.result.choices["Precision: sniper"] == "allocated to the CHARACTER models"
+    trials = simulate_unit(weapons, unit, context, trials=4000, seed=7, policy=policy, precision=precision)
+    n = trials.damage.size
+    for i, ln in enumerate(unit.lines):
+        sample = trials.lines[:, i]
+        se = sample.std() / np.sqrt(n)
+        assert abs(sample.mean() - exact_r.lines[ln.name].mean) <= 4 * se + 1e-9, ln.name
+    for sample, want in ((trials.damage, exact_r.result.damage.mean), (trials.unsaved, exact_r.result.unsaved.mean)):
+        assert abs(sample.mean() - want) <= 4 * sample.std() / np.sqrt(n)
+    for k, (name, p) in enumerate(exact_r.characters.items()):
+        sample = trials.characters[:, k]
+        assert abs(sample.mean() - p) <= 4 * np.sqrt(p * (1 - p) / n) + 1e-9, name
