@@ -334,7 +334,8 @@ def exact_weapon_counts(weapon: Weapon, target: Target, context: Context) -> Wea
     steps: list[Step] = []
     choices: dict = {}
     exact._validate([weapon], target, context)
-    w = exact._against(weapon, target, steps)
+    rules = exact.rules_for(context.edition)
+    w = exact._limited(exact._against(weapon, target, steps), rules, steps)
     plan = exact._plan(w, target, context, steps, choices)
     lethal = choices.get(f"Lethal Hits: {w.name}")
     bare_context = context
@@ -344,7 +345,21 @@ def exact_weapon_counts(weapon: Weapon, target: Target, context: Context) -> Wea
                                feel_no_pain_mortal=None, feel_no_pain_psychic=None)
     raw = exact._plan(w, bare, bare_context, [], {})
     stages = {k: plan.stages[k] for k in ("attacks", "hits", "wounds", "mortal_wounds")}
-    return WeaponCounts(w, stages, raw.stages["unsaved"], raw.joint, tuple(steps), choices)
+    return WeaponCounts(w, stages, raw.stages["unsaved"], _joint_matrix(raw.joint), tuple(steps), choices)
+
+
+def _joint_matrix(counts) -> np.ndarray | None:
+    """``P[w, v]`` of a weapon's wounds to save and devastating wounds from exact's
+    ``_DevastatingCounts`` (``count`` independent units, each making ``outcome[a, b]``), by
+    Horner's scheme over the number of units; None without Devastating Wounds."""
+    if counts is None:
+        return None
+    count = exact._trim(np.asarray(counts.count))
+    acc = np.array([[count[-1]]])
+    for n in range(count.size - 2, -1, -1):
+        acc = exact._convolve2d(acc, counts.outcome)
+        acc[0, 0] += count[n]
+    return acc
 
 
 # ---------------------------------------------------------------------------------------------
@@ -681,7 +696,7 @@ class _Chain:
             totals["unsaved"] = self._counted(plans, option, "unsaved")
             totals["damage"] = self._counted(plans, option, "damage")
         models = self.models_pmf(x)
-        hazardous = exact._hazardous(weapons, context, steps)
+        hazardous = exact._hazardous(weapons, context, exact.rules_for(context.edition), steps)
         return AttackResult(**totals, models_destroyed=Distribution(models), target_destroyed=float(models[-1]),
                             hazardous_mortal_wounds=hazardous, hazardous_models_destroyed=0.0,
                             notes=tuple(s.summary for s in steps), steps=tuple(steps), choices=choices)
