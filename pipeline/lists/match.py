@@ -21,7 +21,7 @@ from typing import Any
 
 import duckdb
 
-from pipeline.lists.model import ArmyList, ListedUnit, ModelLine, Wargear
+from pipeline.lists.model import ArmyList, Attachment, ListedUnit, ModelLine, Wargear
 from pipeline.normalise.names import name_key
 
 #: The lowest score of a match: below it a name is unmatched.
@@ -183,13 +183,19 @@ class _Sheets:
 
 def _match_gear(item: Wargear, weapons: list[str], wargear: list[str]) -> list[MatchedWargear]:
     """A printed item as weapons or wargear; an item that matches nothing whole but whose parts
-    joined by ``and`` / ``&`` each do (War Organ's ``Gorechild and Plasma pistol``) is its parts."""
+    joined by ``and`` / ``&`` each do (War Organ's ``lacerator & daemonic claw``) is its parts;
+    ``A with B`` that matches nothing whole is ``A`` when ``A`` matches (``B`` describes it)."""
     weapon, w_score = _best(item.name, weapons)
     gear, g_score = _best(item.name, wargear)
     if max(w_score, g_score) >= MIN_SCORE:
         if w_score >= g_score:
             return [MatchedWargear(item.name, item.count, weapon, "weapon", w_score)]
         return [MatchedWargear(item.name, item.count, gear, "wargear", g_score)]
+    head, with_, _ = item.name.partition(" with ")
+    if with_ and head.strip():  # War Organ's "Gun drone with twin pulse carbine": the drone, its gun described
+        found = _match_gear(Wargear(head.strip(), item.count), weapons, wargear)
+        if all(m.kind for m in found):
+            return [MatchedWargear(item.name, m.count, m.matched, m.kind, m.score) for m in found]
     parts = [p.strip() for p in re.split(r"\s+(?:and|&)\s+|\s+with\s+", item.name) if p.strip()]
     if len(parts) > 1:
         matched = [_match_gear(Wargear(p, item.count), weapons, wargear) for p in parts]
@@ -259,20 +265,43 @@ def match_list(con: duckdb.DuckDBPyConnection, army: ArmyList, edition: int) -> 
                        tuple(unmatched), tuple(notes))
 
 
+def _can_lead(con: duckdb.DuckDBPyConnection, datasheet_id: str) -> list[tuple[str, str]]:
+    """(bodyguard datasheet id, its name) of every unit the datasheet's leader links let it lead."""
+    return con.execute(
+        "SELECT l.bodyguard_datasheet_id, coalesce(d.name, l.bodyguard_name) FROM leader_links l "
+        "LEFT JOIN datasheets d ON d.datasheet_id = l.bodyguard_datasheet_id "
+        "WHERE l.leader_datasheet_id = ? ORDER BY 2", [datasheet_id]).fetchall()
+
+
+def _decide_roles(con: duckdb.DuckDBPyConnection, attachment: Attachment,
+                  units: list[MatchedUnit]) -> tuple[tuple[int, ...], int]:
+    """The Leaders and the Bodyguard of an Attached unit whose list prints no roles: the one
+    unit every other unit of it can lead by the leader links; else the importer's guess."""
+    members = (*attachment.leaders, attachment.bodyguard)
+    sheets = {i: units[i].datasheet_id for i in members}
+    if None in sheets.values():
+        return attachment.leaders, attachment.bodyguard
+    leads = {i: {r[0] for r in _can_lead(con, sheets[i])} for i in members}
+    guards = [g for g in members if all(sheets[g] in leads[i] for i in members if i != g)]
+    if len(guards) != 1:
+        return attachment.leaders, attachment.bodyguard
+    return tuple(i for i in members if i != guards[0]), guards[0]
+
+
 def _attachments(con: duckdb.DuckDBPyConnection, army: ArmyList, units: list[MatchedUnit]) -> tuple[MatchedAttachment, ...]:
     out = []
     for attachment in army.attachments:
-        guard = units[attachment.bodyguard]
-        for leader_index in attachment.leaders:
+        leaders, bodyguard = attachment.leaders, attachment.bodyguard
+        if not attachment.roles_printed:
+            leaders, bodyguard = _decide_roles(con, attachment, units)
+        guard = units[bodyguard]
+        for leader_index in leaders:
             leader = units[leader_index]
             if leader.datasheet_id is None or guard.datasheet_id is None:
-                out.append(MatchedAttachment(leader_index, attachment.bodyguard, None, ()))
+                out.append(MatchedAttachment(leader_index, bodyguard, None, ()))
                 continue
-            rows = con.execute(
-                "SELECT l.bodyguard_datasheet_id, coalesce(d.name, l.bodyguard_name) FROM leader_links l "
-                "LEFT JOIN datasheets d ON d.datasheet_id = l.bodyguard_datasheet_id "
-                "WHERE l.leader_datasheet_id = ? ORDER BY 2", [leader.datasheet_id]).fetchall()
+            rows = _can_lead(con, leader.datasheet_id)
             allowed = any(r[0] == guard.datasheet_id for r in rows) if rows else None
-            out.append(MatchedAttachment(leader_index, attachment.bodyguard, allowed,
+            out.append(MatchedAttachment(leader_index, bodyguard, allowed,
                                          tuple(dict.fromkeys(r[1] for r in rows if r[1]))))
     return tuple(out)

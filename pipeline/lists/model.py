@@ -71,10 +71,13 @@ class ListedUnit:
 @dataclass(frozen=True)
 class Attachment:
     """An Attached unit: the Leader unit(s) and the Bodyguard unit they lead, as indexes into
-    ``ArmyList.units``."""
+    ``ArmyList.units``. ``roles_printed`` False: the list names the Attached unit's units but
+    not which leads (War Organ), so ``leaders``/``bodyguard`` are the importer's guess and the
+    matcher decides by the datasheets' leader links."""
 
     leaders: tuple[int, ...]
     bodyguard: int
+    roles_printed: bool = True
 
 
 @dataclass(frozen=True)
