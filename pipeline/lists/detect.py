@@ -29,10 +29,11 @@ FORMATS: dict[str, tuple[str, str]] = {
     "newrecruit-gw": ("newrecruit", "parse_gw"),
     "gw-app": ("gwapp", "parse"),
     "warorgan": ("warorgan", "parse"),
+    "listforge": ("listforge", "parse"),
 }
 
 #: Formats recognised but not read yet: a list in one is a one-line error that says so.
-NOT_YET_READ = ("newrecruit-nr", "listforge")
+NOT_YET_READ = ("newrecruit-nr",)
 
 _NR_HEADER = re.compile(r"^\+\s*FACTION KEYWORD:", re.MULTILINE)
 _WTC_LINE = re.compile(r"^(?:[A-Z][a-z]{2,4}\d+:\s*)?\d+x\s+.+\(\d+\s*pts\)(?::.*)?$", re.MULTILINE)

@@ -53,9 +53,38 @@ def name_score(printed: str, candidate: str) -> float:
     return round(difflib.SequenceMatcher(None, a, b).ratio(), 2)
 
 
+#: The score of a name whose words are all in one candidate's, or the candidate's all in its,
+#: when no candidate scores ``MIN_SCORE`` and no other candidate is so related.
+WORDS_SCORE = 0.85
+
+
+def _words(name: str) -> set[str]:
+    return set(name_key(name, ignore_plural=True).split())
+
+
+def only_related(printed: str, candidates: list[str]) -> str | None:
+    """The one candidate whose words are all words of ``printed`` or which has all of
+    ``printed``'s words (``Primaris Captain`` and ``Captain``, ``Rhino`` and ``Chaos Rhino``,
+    ``Jakhal chainblades`` and ``Chainblades``); None when none or several are.
+
+    >>> only_related("Primaris Captain", ["Captain", "Captain Sicarius", "Lieutenant"])
+    'Captain'
+    >>> only_related("Rhino", ["Chaos Rhino", "Sororitas Rhino"]) is None
+    True
+    """
+    words = _words(printed)
+    related = [c for c in candidates if words and _words(c) and (_words(c) <= words or words <= _words(c))]
+    return related[0] if len(set(related)) == 1 else None
+
+
 def _best(printed: str, candidates: list[str]) -> tuple[str | None, float]:
-    """The best candidate and its score (None, 0.0 when there is none)."""
+    """The best candidate and its score (None, 0.0 when there is none); below ``MIN_SCORE``,
+    the only candidate related by words (``only_related``) at ``WORDS_SCORE``."""
     scored = sorted(((name_score(printed, c), c) for c in candidates), key=lambda p: -p[0])
+    if scored and scored[0][0] < MIN_SCORE:
+        related = only_related(printed, candidates)
+        if related is not None:
+            return related, WORDS_SCORE
     return (scored[0][1], scored[0][0]) if scored else (None, 0.0)
 
 
@@ -155,16 +184,28 @@ class _Sheets:
             for part in [faction] + faction.split(" - "):
                 if name_key(name).startswith(name_key(part) + " "):
                     names.append(name[len(part):].strip())
-        best: tuple[float, int, int, dict | None] = (0.0, 0, 0, None)
+        best: tuple[int, float, int, dict | None] = (0, 0.0, 0, None)
         for candidate in names:
             for order, sheet in enumerate(self.sheets):
                 score = name_score(candidate, sheet["name"])
                 if score < MIN_SCORE:
                     continue
-                key = (score, sheet["faction_id"] == faction_id, sheet["game_mode"] != "combat-patrol")
+                # the list's own faction first (ListForge's "World Eaters Rhino" is their Chaos
+                # Rhino, not another faction's Rhino), then the score, then matched play
+                key = (sheet["faction_id"] == faction_id, score, sheet["game_mode"] != "combat-patrol")
                 if best[3] is None or key > best[:3]:
                     best = (*key, sheet)  # type: ignore[assignment]
-        return best[3], best[0]
+        if best[3] is not None and (best[0] or faction_id is None):
+            return best[3], best[1]
+        # no name of the faction scores MIN_SCORE: its one datasheet related by words
+        # ("Primaris Captain": "Captain"), before another faction's datasheet of the name
+        own = [s for s in self.sheets if faction_id is None or s["faction_id"] == faction_id]
+        for candidate in names:
+            related = only_related(candidate, list(dict.fromkeys(s["name"] for s in own)))
+            if related is not None:
+                sheet = next(s for s in own if s["name"] == related)  # matched play first (the order read)
+                return sheet, WORDS_SCORE
+        return best[3], best[1]
 
     def models(self, datasheet_id: str) -> list[str]:
         rows = self.con.execute(
@@ -209,6 +250,8 @@ def _match_models(unit: ListedUnit, sheet_models: list[str], weapons: list[str],
     out = []
     for model in unit.models:
         matched, score = _best(model.name, sheet_models)
+        if score < MIN_SCORE and " w/ " in model.name:  # "Khorne Berserker w/ alternate weapons"
+            matched, score = _best(model.name.split(" w/ ")[0], sheet_models)
         if score < MIN_SCORE and len(sheet_models) == 1 and len(unit.models) == 1:
             matched, score = sheet_models[0], unit_score  # the unit's one model, printed by the unit's name
         if score < MIN_SCORE:

@@ -150,7 +150,7 @@ def test_the_same_tau_army_in_each_format_gives_the_same_units(other):
     assert _key_units(read_list(LISTS / "11e" / other)) == _key_units(read_list(LISTS / "11e" / "Test-TAU-GWAPP-English"))
 
 
-@pytest.mark.parametrize("path, fmt", [("10e/LFSample.txt", "listforge"), ("10e/NRNRsample.txt", "newrecruit-nr")])
+@pytest.mark.parametrize("path, fmt", [("10e/NRNRsample.txt", "newrecruit-nr")])
 def test_formats_recognised_but_not_read_yet_are_one_line_errors(path, fmt):
     from pipeline.lists import ArmyListError
 

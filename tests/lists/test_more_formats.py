@@ -99,3 +99,72 @@ def test_war_organ_attached_units_take_their_roles_from_the_leader_links(lists_d
     # Slaughterbound (unit 1) leads the Exalted Eightbound (unit 0), printed after them
     assert [(a.leader, a.bodyguard, a.allowed) for a in matched.attachments] == [
         (1, 0, True), (2, 3, True), (5, 4, True), (7, 6, True)]
+
+
+# 10e/LFSample.txt, read by hand
+LF_UNITS = [
+    ("Khârn the Betrayer", 100, {"Khârn the Betrayer": 1}),
+    ("Slaughterbound", 110, {"Slaughterbound": 1}),
+    ("Slaughterbound", 85, {"Slaughterbound": 1}),
+    ("World Eaters Daemon Prince", 215, {"World Eaters Daemon Prince": 1}),
+    ("Khorne Berserkers", 180, {"Khorne Berserker Champion": 1, "Khorne Berserker w/ alternate weapons": 4,
+                                "Khorne Berserker": 5}),
+    ("Eightbound", 135, {"Eightbound Champion": 1, "Eightbound": 2}),
+    ("Exalted Eightbound", 140, {"Exalted Eightbound Champion": 1, "Exalted Eightbound": 2}),
+    ("Jakhals", 65, {"Jakhal Pack Leader": 1, "Jakhal w/ mauler chainblade": 1, "Jakhal": 7,
+                     "Dishonoured w/ skullsmasher": 1}),
+    ("World Eaters Rhino", 85, {"World Eaters Rhino": 1}),
+    ("World Eaters Chaos Spawn", 90, {"Chaos Spawn": 2}),
+    ("World Eaters Chaos Spawn", 90, {"Chaos Spawn": 2}),
+    ("World Eaters Forgefiend", 170, {"World Eaters Forgefiend": 1}),
+    ("World Eaters Forgefiend", 170, {"World Eaters Forgefiend": 1}),
+    ("World Eaters Maulerfiend", 150, {"World Eaters Maulerfiend": 1}),
+    ("World Eaters Maulerfiend", 150, {"World Eaters Maulerfiend": 1}),
+]
+
+
+def test_listforge_world_eaters():
+    army = read_list(LISTS / "10e" / "LFSample.txt")
+    assert (army.format, army.name, army.faction, army.detachments, army.edition) == (
+        "listforge", "Fiendish!", "World Eaters", ("Berzerker Warband",), None)
+    assert (army.declared_points, army.summed_points, army.attachments) == (1935, 1935, ())
+    assert _units(army) == LF_UNITS
+    assert [u.section for u in army.units[:5]] == ["Epic Hero", "Character", "Character", "Character", "Battleline"]
+    assert [i for i, u in enumerate(army.units) if u.warlord] == [3]
+    assert {i: [e.name for e in u.enhancements] for i, u in enumerate(army.units) if u.enhancements} == {
+        1: ["Berzerker Glaive"], 3: ["Favoured of Khorne"]}
+    berserkers = army.units[4]
+    assert berserkers.wargear == (Wargear("Icon of Khorne"),)  # printed beside the model lines
+    assert berserkers.models[1].wargear == (Wargear("Khornate eviscerator", 2), Wargear("Bolt pistol", 2),
+                                            Wargear("Plasma pistol", 2), Wargear("Berserker chainblade", 2))
+    # "2 ectoplasma cannons" over "2x Ectoplasma cannon" is a choice of wargear, not a model line
+    assert army.units[11].models[0].wargear == (Wargear("Ectoplasma cannon", 2), Wargear("Forgefiend claws"),
+                                                Wargear("Ectoplasma cannon"))
+    assert army.units[7].notes == ("B: 1 mauler chainblade, 7 chainblades",)
+
+
+def test_listforge_10th_edition_list_matched_to_10th_edition_datasheets(lists_db):
+    import duckdb
+
+    army = read_list(LISTS / "10e" / "LFSample.txt")
+    with duckdb.connect(str(lists_db), read_only=True) as con:
+        matched = match_list(con, army, 10)
+    assert (matched.faction_id, matched.unmatched) == ("world-eaters", ())
+    assert [(u.datasheet_id, u.score) for u in matched.units] == [
+        ("10e/world-eaters/kharn-the-betrayer", 1.0), ("10e/world-eaters/slaughterbound", 1.0),
+        ("10e/world-eaters/slaughterbound", 1.0),
+        ("10e/world-eaters/daemon-prince-of-khorne", 0.9),  # its words all in "Daemon Prince of Khorne"
+        ("10e/world-eaters/khorne-berzerkers", 0.94),  # "Berserkers": difflib's ratio
+        ("10e/world-eaters/eightbound", 1.0), ("10e/world-eaters/exalted-eightbound", 1.0),
+        ("10e/world-eaters/jakhals", 1.0),
+        ("10e/world-eaters/chaos-rhino", 0.85),  # "Rhino": the faction's one datasheet with that word
+        ("10e/world-eaters/chaos-spawn", 1.0), ("10e/world-eaters/chaos-spawn", 1.0),
+        ("10e/world-eaters/forgefiend", 1.0), ("10e/world-eaters/forgefiend", 1.0),  # the faction's name dropped
+        ("10e/world-eaters/maulerfiend", 1.0), ("10e/world-eaters/maulerfiend", 1.0)]
+    # its one model, printed by the unit's name: the datasheet's one model, by the words
+    assert [(m.matched, m.score) for m in matched.units[11].models] == [("Forgefiend", 0.85)]
+    champion, alternate = matched.units[4].models[:2]
+    assert [(w.printed, w.matched, w.score) for w in champion.wargear] == [
+        ("Bolt pistol", "Bolt pistol", 1.0), ("Berserker chainblade", "Chainblade", 0.85)]
+    assert (alternate.matched, alternate.score) == ("Khorne Berzerkers", 0.94)  # read before " w/ "
+    assert [e[1] for e in matched.units[3].enhancements] == ["Favoured of Khorne"]
