@@ -261,6 +261,27 @@ def _match_models(unit: ListedUnit, sheet_models: list[str], weapons: list[str],
     return tuple(out)
 
 
+def _enhancements_among_gear(models: tuple[MatchedModel, ...], unit_gear: tuple[MatchedWargear, ...],
+                             names: list[str]):
+    """Items that match no weapon or wargear but an Enhancement's name (New Recruit's markdown
+    prints ``Favoured of Khorne`` among the weapons): taken out of the wargear, as
+    Enhancements (printed, matched, score)."""
+    found: list[tuple[str, str | None, float]] = []
+
+    def keep(item: MatchedWargear) -> bool:
+        if item.kind is not None:
+            return True
+        scored = max(((name_score(item.printed, n), n) for n in names), default=(0.0, None))
+        if scored[0] < MIN_SCORE:
+            return True
+        found.append((item.printed, scored[1], scored[0]))
+        return False
+
+    models = tuple(MatchedModel(m.printed, m.count, m.matched, m.score, tuple(w for w in m.wargear if keep(w)), m.line)
+                   for m in models)
+    return models, tuple(w for w in unit_gear if keep(w)), found
+
+
 def match_list(con: duckdb.DuckDBPyConnection, army: ArmyList, edition: int) -> MatchedList:
     """Match every unit of ``army`` to a datasheet of ``edition`` (module docstring).
 
@@ -287,7 +308,8 @@ def match_list(con: duckdb.DuckDBPyConnection, army: ArmyList, edition: int) -> 
         weapons, wargear = sheets.gear(sheet["datasheet_id"])
         models = _match_models(unit, sheets.models(sheet["datasheet_id"]), weapons, wargear, score)
         unit_gear = tuple(m for item in unit.wargear for m in _match_gear(item, weapons, wargear))
-        enhancements = []
+        models, unit_gear, printed_enhancements = _enhancements_among_gear(models, unit_gear, enhancement_names)
+        enhancements = list(printed_enhancements)
         for e in unit.enhancements:
             found, e_score = _best(e.name, enhancement_names)
             enhancements.append((e.name, found if e_score >= MIN_SCORE else None, e_score))

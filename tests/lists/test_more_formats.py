@@ -4,6 +4,7 @@ datasheets and model lines."""
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 import pytest
@@ -11,6 +12,7 @@ import pytest
 from pipeline.lists import read_list
 from pipeline.lists.match import match_list
 from pipeline.lists.model import Enhancement, Wargear
+from pipeline.normalise.names import name_key
 from tests.lists.conftest import LISTS
 
 pytestmark = pytest.mark.skipif(not LISTS.exists(), reason="the shared corpus is not beside the checkout")
@@ -168,3 +170,104 @@ def test_listforge_10th_edition_list_matched_to_10th_edition_datasheets(lists_db
         ("Bolt pistol", "Bolt pistol", 1.0), ("Berserker chainblade", "Chainblade", 0.85)]
     assert (alternate.matched, alternate.score) == ("Khorne Berzerkers", 0.94)  # read before " w/ "
     assert [e[1] for e in matched.units[3].enhancements] == ["Favoured of Khorne"]
+
+
+def test_new_recruit_markdown():
+    army = read_list(LISTS / "10e" / "NRNRsample.txt")
+    assert (army.format, army.name, army.faction, army.detachments, army.edition) == (
+        "newrecruit-nr", "Fiendish! (no hb)", "World Eaters", ("Berzerker Warband",), None)
+    assert (army.declared_points, army.summed_points, army.points_limit, army.battle_size) == (
+        2000, 2000, 2000, "Strike Force")
+    assert army.notes == ("Blessings of Khorne Reference", "Show/Hide Options")
+    assert [(u.name, u.points) for u in army.units] == [
+        ("Khârn the Betrayer", 100), ("Daemon Prince of Khorne", 215), ("Slaughterbound", 110),
+        ("Slaughterbound", 85), ("Khorne Berzerkers", 180), ("Eightbound", 135), ("Exalted Eightbound", 140),
+        ("Jakhals", 65), ("Jakhals", 65), ("Chaos Spawn", 90), ("Chaos Spawn", 90), ("Forgefiend", 170),
+        ("Forgefiend", 170), ("Maulerfiend", 150), ("Maulerfiend", 150), ("Chaos Rhino", 85)]
+    assert [u.section for u in army.units[:5]] == ["Epic Hero", "Character", "Character", "Character", "Battleline"]
+    assert [i for i, u in enumerate(army.units) if u.warlord] == [1]
+    berzerkers = army.units[4]
+    assert [(m.name, m.count) for m in berzerkers.models] == [
+        ("Khorne Berzerker Champion", 1), ("Khorne Berzerker", 5), ("Khorne Berzerker w/ chainblade and plasma pistol", 2),
+        ("Khorne Berzerker w/ eviscerator and bolt pistol", 2)]
+    # "• 5x Khorne Berzerker: Bolt pistol, Chainblade": each of the five carries both
+    assert berzerkers.models[1].wargear == (Wargear("Bolt pistol", 5), Wargear("Chainblade", 5))
+    # "2 magma cutters (2x Magma cutter)": the option is its contents
+    assert army.units[13].models[0].wargear == (Wargear("Maulerfiend fists"), Wargear("Magma cutter", 2))
+    assert army.units[7].notes == ("1 mauler chainblade, 7 chainblades",)
+    # Enhancements are printed among the weapons; the list alone cannot tell them apart
+    assert army.units[1].models[0].wargear[0] == Wargear("Favoured of Khorne")
+
+
+def test_new_recruit_markdown_enhancements_told_from_wargear_by_the_matcher(lists_db):
+    import duckdb
+
+    army = read_list(LISTS / "10e" / "NRNRsample.txt")
+    with duckdb.connect(str(lists_db), read_only=True) as con:
+        matched = match_list(con, army, 10)
+    assert (matched.faction_id, matched.unmatched) == ("world-eaters", ())
+    assert {i: u.enhancements for i, u in enumerate(matched.units) if u.enhancements} == {
+        1: (("Favoured of Khorne", "Favoured of Khorne", 1.0),), 2: (("Berzerker Glaive", "Berzerker Glaive", 1.0),)}
+    assert [w.printed for w in matched.units[1].models[0].wargear] == ["Hellforged weapons", "Infernal cannon"]
+
+
+def _matched_units(con, path, edition=11):
+    """The units of a list as a multiset of (datasheet, points, {datasheet model: count}), the
+    model by its singular name key (the datasheets name a model line ``Khorne Berzerkers`` and
+    its profile ``Khorne Berzerker``), its Attached units as a multiset of (Leader's datasheet,
+    Bodyguard's datasheet), and the printed names of what matched nothing."""
+    matched = match_list(con, read_list(path), edition)
+    units = Counter()
+    for u in matched.units:
+        lines: Counter = Counter()
+        for m in u.models:
+            lines[name_key(m.matched or "", ignore_plural=True)] += m.count
+        units[(u.datasheet_id, u.unit.points, tuple(sorted(lines.items())))] += 1
+    attached = Counter((matched.units[a.leader].datasheet_id, matched.units[a.bodyguard].datasheet_id)
+                       for a in matched.attachments)
+    return units, attached, {re.match(r"\w+ '(.*?)'|\w+ \"(.*?)\"", text).group(1) for text in matched.unmatched}
+
+
+@pytest.fixture(scope="module")
+def con(lists_db):
+    import duckdb
+
+    with duckdb.connect(str(lists_db), read_only=True) as connection:
+        yield connection
+
+
+# New Recruit prints the weapons of the Ri'Lantar's and Pathfinders' drones, which the
+# 11th-edition datasheets give as wargear abilities without a weapon profile: named unmatched
+DRONE_WEAPONS = {"Twin pulse blaster", "Drone burst cannon"}
+
+
+@pytest.mark.parametrize("army, other, attached, unmatched", [
+    ("WE", "Test-WE-GWAPP-French", True, set()), ("WE", "Test-WE-NRGW-English", False, set()),
+    ("WE", "Test-WE-NRTournament-English", False, set()), ("WE", "Test-WE2-NRTournament-English", True, set()),
+    ("WE", "Test-WE-WARORGAN-English", True, set()),
+    ("TAU", "Test-TAU-GWAPP-French", True, set()), ("TAU", "Test-TAU-NRGW-English", False, DRONE_WEAPONS),
+    ("TAU", "Test-TAU-NRTournament-English", False, DRONE_WEAPONS), ("TAU", "Test-TAU-WARORGAN-English", True, set())])
+def test_the_same_army_in_every_format_is_matched_to_the_same_units(con, army, other, attached, unmatched):
+    reference = _matched_units(con, LISTS / "11e" / f"Test-{army}-GWAPP-English")
+    units, attachments, names = _matched_units(con, LISTS / "11e" / other)
+    assert (reference[2], names) == (set(), unmatched)
+    assert units == reference[0]
+    # the formats that print Attached units give the same ones (New Recruit's GW text and these
+    # Tournament exports print none)
+    assert attachments == (reference[1] if attached else Counter())
+
+
+@pytest.mark.parametrize("content, message", [
+    ("Mine [500 points]\nOrks\nBattle Size: Incursion (1000 point limit)\n\nDetachments: War Horde\n\n• 10 Boyz\n"
+     "Created with WarOrgan\n", "line 7: '• 10 Boyz' before the first unit"),
+    ("Mine [500 points]\nOrks\n\nDetachments: War Horde\n\nCreated with WarOrgan\n", "line 1: no unit"),
+    ("Mine - Orks - War Horde (500 Points)\n\nBattleline:\n  • 10x Boy\n", "line 4: '• 10x Boy' is neither"),
+    ("Orks - Mine - [500 pts]\n\n# ++ Army Roster ++ [500 pts]\n• 10x Boy: Slugga\n",
+     "line 4: '• 10x Boy: Slugga' before the first unit"),
+])
+def test_a_broken_list_of_the_new_formats_is_one_error_line(content, message):
+    from pipeline.lists import ArmyListError, parse_list
+
+    with pytest.raises(ArmyListError) as caught:
+        parse_list(content.encode())
+    assert str(caught.value).startswith(message) and "\n" not in str(caught.value)
