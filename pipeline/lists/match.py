@@ -160,8 +160,12 @@ def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> list[d
 def _faction_id(con: duckdb.DuckDBPyConnection, faction: str | None) -> str | None:
     if not faction:
         return None
+    from pipeline.lists.text import _labels
+
     rows = con.execute("SELECT faction_id, name FROM factions").fetchall()
+    aliases = {name_key(k): v for k, v in _labels()["faction_aliases"].items()}
     parts = [faction] + [p.strip() for p in faction.split(" - ")]
+    parts = [aliases.get(name_key(p), p) for p in parts]
     for part in parts:
         for fid, fname in rows:
             if name_key(fname) == name_key(part) or fid == part:
@@ -216,22 +220,63 @@ class _Sheets:
     def gear(self, datasheet_id: str) -> tuple[list[str], list[str]]:
         weapons = [r[0] for r in self.con.execute(
             "SELECT DISTINCT weapon_name FROM weapon_profiles WHERE datasheet_id = ? ORDER BY 1", [datasheet_id]).fetchall()]
+        self.profiles = {}
+        for row in self.con.execute(
+                "SELECT weapon_name, CASE WHEN is_melee THEN 'melee' ELSE CAST(range_inches AS VARCHAR) END, "
+                "attacks_text, skill, strength, armour_penetration, damage_text FROM weapon_profiles "
+                "WHERE datasheet_id = ?", [datasheet_id]).fetchall():
+            self.profiles.setdefault(row[0], set()).add(tuple(str(v).lower() for v in row[1:]))
         wargear = [r[0] for r in self.con.execute(
             "SELECT DISTINCT name FROM abilities WHERE datasheet_id = ? AND kind = 'wargear' ORDER BY 1",
             [datasheet_id]).fetchall()]
         return weapons, wargear
 
 
-def _match_gear(item: Wargear, weapons: list[str], wargear: list[str]) -> list[MatchedWargear]:
+#: The score of a weapon matched by its printed characteristics, not its name.
+PROFILE_SCORE = 0.85
+
+
+def profile_key(printed: tuple[str, ...]) -> tuple[str, ...] | None:
+    """Printed characteristics (range, A, BS/WS, S, AP, D) as the database's columns compare:
+    ``12"`` is ``12``, ``2+`` is ``2``; None when they are not six.
+
+    >>> profile_key(('Melee', '3', '4+', '6', '0', '1')), profile_key(('24"', '2', '2+', '4', '-1', '2'))
+    (('melee', '3', '4', '6', '0', '1'), ('24', '2', '2', '4', '-1', '2'))
+    """
+    if len(printed) != 6 or not all(printed):
+        return None
+    rng, attacks, skill, strength, ap, damage = (p.strip().lower() for p in printed)
+    return (rng.rstrip('"').strip(), attacks, skill.rstrip("+"), strength, ap.lstrip("+"), damage)
+
+
+def _by_profile(item: Wargear, profiles: dict[str, set]) -> MatchedWargear | None:
+    """An item whose printed characteristics are one weapon profile's of the datasheet
+    (BattleScribe's ``Armoured Tracks`` on an Impulsor whose sheet calls that profile
+    ``Armoured hull``); of several such weapons the closest name."""
+    key = profile_key(item.profile)
+    same = [name for name, keys in profiles.items() if key is not None and key in keys]
+    if not same:
+        return None
+    best = max(same, key=lambda name: (name_score(item.name, name), name))
+    return MatchedWargear(item.name, item.count, best, "weapon", PROFILE_SCORE)
+
+
+def _match_gear(item: Wargear, weapons: list[str], wargear: list[str],
+                profiles: dict[str, set] | None = None) -> list[MatchedWargear]:
     """A printed item as weapons or wargear; an item that matches nothing whole but whose parts
     joined by ``and`` / ``&`` each do (War Organ's ``lacerator & daemonic claw``) is its parts;
-    ``A with B`` that matches nothing whole is ``A`` when ``A`` matches (``B`` describes it)."""
+    ``A with B`` that matches nothing whole is ``A`` when ``A`` matches (``B`` describes it); a
+    name that matches nothing but printed characteristics that are a weapon's is that weapon
+    (``profiles``: weapon name -> its ``profile_key``s)."""
     weapon, w_score = _best(item.name, weapons)
     gear, g_score = _best(item.name, wargear)
     if max(w_score, g_score) >= MIN_SCORE:
         if w_score >= g_score:
             return [MatchedWargear(item.name, item.count, weapon, "weapon", w_score)]
         return [MatchedWargear(item.name, item.count, gear, "wargear", g_score)]
+    by_profile = _by_profile(item, profiles or {})
+    if by_profile is not None:
+        return [by_profile]
     head, with_, _ = item.name.partition(" with ")
     if with_ and head.strip():  # War Organ's "Gun drone with twin pulse carbine": the drone, its gun described
         found = _match_gear(Wargear(head.strip(), item.count), weapons, wargear)
@@ -246,7 +291,7 @@ def _match_gear(item: Wargear, weapons: list[str], wargear: list[str]) -> list[M
 
 
 def _match_models(unit: ListedUnit, sheet_models: list[str], weapons: list[str], wargear: list[str],
-                  unit_score: float) -> tuple[MatchedModel, ...]:
+                  unit_score: float, profiles: dict[str, set] | None = None) -> tuple[MatchedModel, ...]:
     out = []
     for model in unit.models:
         matched, score = _best(model.name, sheet_models)
@@ -256,7 +301,7 @@ def _match_models(unit: ListedUnit, sheet_models: list[str], weapons: list[str],
             matched, score = sheet_models[0], unit_score  # the unit's one model, printed by the unit's name
         if score < MIN_SCORE:
             matched = None
-        gear = tuple(m for item in model.wargear for m in _match_gear(item, weapons, wargear))
+        gear = tuple(m for item in model.wargear for m in _match_gear(item, weapons, wargear, profiles))
         out.append(MatchedModel(model.name, model.count, matched, score, gear, model.line))
     return tuple(out)
 
@@ -306,8 +351,8 @@ def match_list(con: duckdb.DuckDBPyConnection, army: ArmyList, edition: int) -> 
                 tuple((e.name, None, 0.0) for e in unit.enhancements)))
             continue
         weapons, wargear = sheets.gear(sheet["datasheet_id"])
-        models = _match_models(unit, sheets.models(sheet["datasheet_id"]), weapons, wargear, score)
-        unit_gear = tuple(m for item in unit.wargear for m in _match_gear(item, weapons, wargear))
+        models = _match_models(unit, sheets.models(sheet["datasheet_id"]), weapons, wargear, score, sheets.profiles)
+        unit_gear = tuple(m for item in unit.wargear for m in _match_gear(item, weapons, wargear, sheets.profiles))
         models, unit_gear, printed_enhancements = _enhancements_among_gear(models, unit_gear, enhancement_names)
         enhancements = list(printed_enhancements)
         for e in unit.enhancements:

@@ -12,10 +12,15 @@ from dataclasses import dataclass, field
 @dataclass(frozen=True)
 class Wargear:
     """One weapon or piece of wargear of a model line: ``count`` of it in all on the line
-    (``9x Khorne Berzerker: 7x Bolt pistol`` is ``Wargear("Bolt pistol", 7)``)."""
+    (``9x Khorne Berzerker: 7x Bolt pistol`` is ``Wargear("Bolt pistol", 7)``).
+
+    ``profile``: the weapon's characteristics where the list prints them (BattleScribe):
+    range, attacks, skill, strength, armour penetration, damage, as printed (``('Melee', '3',
+    '4+', '6', '0', '1')``); not part of equality or the repr."""
 
     name: str
     count: int = 1
+    profile: tuple[str, ...] = field(default=(), compare=False, repr=False)
 
 
 @dataclass(frozen=True)
