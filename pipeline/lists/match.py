@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections import Counter
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import duckdb
@@ -75,6 +77,29 @@ def only_related(printed: str, candidates: list[str]) -> str | None:
     words = _words(printed)
     related = [c for c in candidates if words and _words(c) and (_words(c) <= words or words <= _words(c))]
     return related[0] if len(set(related)) == 1 else None
+
+
+@lru_cache(maxsize=65536)
+def _keys(name: str) -> tuple[str, str, frozenset[str], Counter]:
+    plural = name_key(name, ignore_plural=True)
+    return name_key(name), plural, frozenset(plural.split()), Counter(plural)
+
+
+def could_score(printed: str, candidate: str) -> bool:
+    """False only when ``name_score(printed, candidate)`` is below ``MIN_SCORE`` for sure
+    (neither key the same, nor the words of one in the other, and difflib's quick upper bounds
+    below it): a cheap test before the full comparison, the same result.
+
+    >>> could_score("Khorne Berserkers", "Khorne Berzerkers"), could_score("Rhino", "Leman Russ Battle Tank")
+    (True, False)
+    """
+    a, b = _keys(printed), _keys(candidate)
+    if a[0] == b[0] or a[1] == b[1] or (a[2] and b[2] and (a[2] <= b[2] or b[2] <= a[2])):
+        return True
+    total = len(a[1]) + len(b[1])  # difflib's real_quick_ratio and quick_ratio, without its set-up
+    if not total or 2 * min(len(a[1]), len(b[1])) < MIN_SCORE * total:
+        return False
+    return 2 * sum((a[3] & b[3]).values()) >= MIN_SCORE * total
 
 
 def _best(printed: str, candidates: list[str]) -> tuple[str | None, float]:
@@ -191,6 +216,8 @@ class _Sheets:
         best: tuple[int, float, int, dict | None] = (0, 0.0, 0, None)
         for candidate in names:
             for order, sheet in enumerate(self.sheets):
+                if not could_score(candidate, sheet["name"]):
+                    continue
                 score = name_score(candidate, sheet["name"])
                 if score < MIN_SCORE:
                     continue
@@ -308,18 +335,19 @@ def _match_models(unit: ListedUnit, sheet_models: list[str], weapons: list[str],
 
 def _enhancements_among_gear(models: tuple[MatchedModel, ...], unit_gear: tuple[MatchedWargear, ...],
                              names: list[str]):
-    """Items that match no weapon or wargear but an Enhancement's name (New Recruit's markdown
-    prints ``Favoured of Khorne`` among the weapons): taken out of the wargear, as
-    Enhancements (printed, matched, score)."""
+    """Items that match no weapon or wargear but are an Enhancement's name (but for the plural;
+    New Recruit's markdown prints ``Favoured of Khorne`` among the weapons): taken out of the
+    wargear, as Enhancements (printed, matched, score)."""
     found: list[tuple[str, str | None, float]] = []
+    by_key = {}
+    for n in names:
+        by_key.setdefault(name_key(n, ignore_plural=True), n)
 
     def keep(item: MatchedWargear) -> bool:
-        if item.kind is not None:
+        match = None if item.kind is not None else by_key.get(name_key(item.printed, ignore_plural=True))
+        if match is None:
             return True
-        scored = max(((name_score(item.printed, n), n) for n in names), default=(0.0, None))
-        if scored[0] < MIN_SCORE:
-            return True
-        found.append((item.printed, scored[1], scored[0]))
+        found.append((item.printed, match, name_score(item.printed, match)))
         return False
 
     models = tuple(MatchedModel(m.printed, m.count, m.matched, m.score, tuple(w for w in m.wargear if keep(w)), m.line)
