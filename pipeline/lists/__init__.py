@@ -37,9 +37,7 @@ def parse_list(data: bytes, fmt: str | None = None) -> ArmyList:
             "line 1: not an army list of a known format (" + ", ".join(FORMATS)
             + "); export the list again as text from the Warhammer app, New Recruit, ListForge or War Organ, "
             "or as a BattleScribe roster (.ros/.rosz)")
-    from pipeline.lists.detect import NOT_YET_READ
-
-    if fmt not in FORMATS and fmt not in NOT_YET_READ:
+    if fmt not in FORMATS:
         raise ArmyListError(f"no list format {fmt!r}; the formats are: " + ", ".join(FORMATS))
     if fmt == "battlescribe":
         return importer(fmt)(data)

@@ -4,8 +4,13 @@ A unit is a top-level ``selection`` of type ``unit`` or ``model`` of a ``force``
 selections of the Configuration category give the detachment and the battle size); its model
 lines are its ``model`` selections (``number`` models), a single-model unit is its own model
 line; wargear are the leaf ``upgrade`` selections below (a weapon by its profile's name, ``➤``
-and `` - Frag`` profile names folded); ``Warlord`` marks the unit; an upgrade with points and an
+and `` - Frag`` profile names folded, with its printed characteristics); ``Warlord`` marks the unit; an upgrade with points and an
 ability profile is an Enhancement. Points are the ``pts`` costs of the selection and all below.
+
+BattleScribe rosters do not record Attached units: a Leader is a unit of its own, and the only
+text about attaching is the Leader ability's wording (``This model can be attached to the
+following units: ...``), a rule of the datasheet, not the player's choice. So a roster's list
+has no ``attachments``.
 
 Hostile files: the file and the unzipped roster are at most ``MAX_LIST_BYTES`` (read in
 bounded chunks, so a zip that lies about its sizes cannot fill memory), a zip has at most 16
@@ -79,6 +84,22 @@ def _profiles(selection) -> list[tuple[str, str]]:
             for p in _children(group, "profile")]
 
 
+_CHARACTERISTICS = (("Range",), ("A",), ("BS", "WS"), ("S",), ("AP",), ("D",))
+
+
+def _weapon_profile(selection, weapon: str) -> tuple[str, ...]:
+    """The printed characteristics (range, A, BS/WS, S, AP, D) of the one weapon profile named
+    ``weapon`` below ``selection``; () when there is none or several."""
+    found = []
+    for group in _children(selection, "profiles"):
+        for profile in _children(group, "profile"):
+            if "weapon" in (profile.get("typeName") or "").lower() and (profile.get("name") or "").strip() == weapon:
+                values = {c.get("name"): (c.text or "").strip() for g in _children(profile, "characteristics")
+                          for c in _children(g, "characteristic")}
+                found.append(tuple(next((values[k] for k in keys if k in values), "") for keys in _CHARACTERISTICS))
+    return found[0] if len(found) == 1 else ()
+
+
 def _weapon_names(selection) -> list[str]:
     names = []
     for kind, name in _profiles(selection):
@@ -105,7 +126,7 @@ def _gear(selection, into: list[Wargear], unit: dict) -> None:
         elif _points(s) > 0 and not _weapon_names(s) and any(k == "Abilities" for k, _ in _profiles(s)):
             unit["enhancements"].append(Enhancement(name, int(_points(s))))
         else:
-            into.extend(Wargear(w, number) for w in (_weapon_names(s) or [name]))
+            into.extend(Wargear(w, number, _weapon_profile(s, w)) for w in (_weapon_names(s) or [name]))
 
 
 def parse(data: bytes) -> ArmyList:
@@ -135,7 +156,10 @@ def parse(data: bytes) -> ArmyList:
     declared = sum(float(c.get("value") or 0) for g in _children(root, "costs") for c in _children(g, "cost")
                    if (c.get("name") or "").lower() == "pts")
     for force in (f for g in _children(root, "forces") for f in _children(g, "force")):
-        faction = faction or (force.get("catalogueName") or "").split(" - ")[-1] or None
+        # "Imperium - Adeptus Astartes - Ultramarines": the faction and sub-faction, without the
+        # grand alliance (the matcher reads each part)
+        catalogue = (force.get("catalogueName") or "").split(" - ")
+        faction = faction or " - ".join(catalogue[1:] if len(catalogue) > 1 else catalogue) or None
         for s in _selections(force):
             name = s.get("name") or ""
             if s.get("type") == "upgrade":

@@ -28,10 +28,10 @@ FORMATS: dict[str, tuple[str, str]] = {
     "newrecruit-wtc": ("newrecruit", "parse_tournament"),
     "newrecruit-gw": ("newrecruit", "parse_gw"),
     "gw-app": ("gwapp", "parse"),
+    "warorgan": ("warorgan", "parse"),
+    "listforge": ("listforge", "parse"),
+    "newrecruit-nr": ("newrecruit", "parse_markdown"),
 }
-
-#: Formats recognised but not read yet: a list in one is a one-line error that says so.
-NOT_YET_READ = ("newrecruit-nr", "warorgan", "listforge")
 
 _NR_HEADER = re.compile(r"^\+\s*FACTION KEYWORD:", re.MULTILINE)
 _WTC_LINE = re.compile(r"^(?:[A-Z][a-z]{2,4}\d+:\s*)?\d+x\s+.+\(\d+\s*pts\)(?::.*)?$", re.MULTILINE)
@@ -41,7 +41,7 @@ _LF_HEADING = re.compile(r"^[A-Z][A-Za-z ]+:$", re.MULTILINE)
 
 
 def detect_format(data: bytes) -> str | None:
-    """The format of an army list (a key of ``FORMATS`` or one of ``NOT_YET_READ``), from its first bytes and lines; None
+    """The format of an army list (a key of ``FORMATS``), from its first bytes and lines; None
     when it is none of them.
 
     >>> detect_format(b"PK\\x03\\x04...")
@@ -74,14 +74,8 @@ def detect_format(data: bytes) -> str | None:
 
 
 def importer(fmt: str) -> Callable[..., ArmyList]:
-    """The function that reads ``fmt`` (imported when first asked for). Raises
-    ``ArmyListError`` for a format recognised but not read yet (``NOT_YET_READ``)."""
+    """The function that reads ``fmt`` (a key of ``FORMATS``; imported when first asked for)."""
     import importlib
 
-    if fmt in NOT_YET_READ:
-        from pipeline.lists.errors import ArmyListError
-
-        raise ArmyListError(f"line 1: a {fmt} list: this format is recognised but not read yet; export the list "
-                            "from the Warhammer app or New Recruit (GW or Tournament text), or as a BattleScribe roster")
     module, function = FORMATS[fmt]
     return getattr(importlib.import_module(f"pipeline.lists.{module}"), function)

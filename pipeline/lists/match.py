@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections import Counter
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import duckdb
 
-from pipeline.lists.model import ArmyList, ListedUnit, ModelLine, Wargear
+from pipeline.lists.model import ArmyList, Attachment, ListedUnit, ModelLine, Wargear
 from pipeline.normalise.names import name_key
 
 #: The lowest score of a match: below it a name is unmatched.
@@ -53,9 +55,61 @@ def name_score(printed: str, candidate: str) -> float:
     return round(difflib.SequenceMatcher(None, a, b).ratio(), 2)
 
 
+#: The score of a name whose words are all in one candidate's, or the candidate's all in its,
+#: when no candidate scores ``MIN_SCORE`` and no other candidate is so related.
+WORDS_SCORE = 0.85
+
+
+def _words(name: str) -> set[str]:
+    return set(name_key(name, ignore_plural=True).split())
+
+
+def only_related(printed: str, candidates: list[str]) -> str | None:
+    """The one candidate whose words are all words of ``printed`` or which has all of
+    ``printed``'s words (``Primaris Captain`` and ``Captain``, ``Rhino`` and ``Chaos Rhino``,
+    ``Jakhal chainblades`` and ``Chainblades``); None when none or several are.
+
+    >>> only_related("Primaris Captain", ["Captain", "Captain Sicarius", "Lieutenant"])
+    'Captain'
+    >>> only_related("Rhino", ["Chaos Rhino", "Sororitas Rhino"]) is None
+    True
+    """
+    words = _words(printed)
+    related = [c for c in candidates if words and _words(c) and (_words(c) <= words or words <= _words(c))]
+    return related[0] if len(set(related)) == 1 else None
+
+
+@lru_cache(maxsize=65536)
+def _keys(name: str) -> tuple[str, str, frozenset[str], Counter]:
+    plural = name_key(name, ignore_plural=True)
+    return name_key(name), plural, frozenset(plural.split()), Counter(plural)
+
+
+def could_score(printed: str, candidate: str) -> bool:
+    """False only when ``name_score(printed, candidate)`` is below ``MIN_SCORE`` for sure
+    (neither key the same, nor the words of one in the other, and difflib's quick upper bounds
+    below it): a cheap test before the full comparison, the same result.
+
+    >>> could_score("Khorne Berserkers", "Khorne Berzerkers"), could_score("Rhino", "Leman Russ Battle Tank")
+    (True, False)
+    """
+    a, b = _keys(printed), _keys(candidate)
+    if a[0] == b[0] or a[1] == b[1] or (a[2] and b[2] and (a[2] <= b[2] or b[2] <= a[2])):
+        return True
+    total = len(a[1]) + len(b[1])  # difflib's real_quick_ratio and quick_ratio, without its set-up
+    if not total or 2 * min(len(a[1]), len(b[1])) < MIN_SCORE * total:
+        return False
+    return 2 * sum((a[3] & b[3]).values()) >= MIN_SCORE * total
+
+
 def _best(printed: str, candidates: list[str]) -> tuple[str | None, float]:
-    """The best candidate and its score (None, 0.0 when there is none)."""
+    """The best candidate and its score (None, 0.0 when there is none); below ``MIN_SCORE``,
+    the only candidate related by words (``only_related``) at ``WORDS_SCORE``."""
     scored = sorted(((name_score(printed, c), c) for c in candidates), key=lambda p: -p[0])
+    if scored and scored[0][0] < MIN_SCORE:
+        related = only_related(printed, candidates)
+        if related is not None:
+            return related, WORDS_SCORE
     return (scored[0][1], scored[0][0]) if scored else (None, 0.0)
 
 
@@ -131,8 +185,12 @@ def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> list[d
 def _faction_id(con: duckdb.DuckDBPyConnection, faction: str | None) -> str | None:
     if not faction:
         return None
+    from pipeline.lists.text import _labels
+
     rows = con.execute("SELECT faction_id, name FROM factions").fetchall()
+    aliases = {name_key(k): v for k, v in _labels()["faction_aliases"].items()}
     parts = [faction] + [p.strip() for p in faction.split(" - ")]
+    parts = [aliases.get(name_key(p), p) for p in parts]
     for part in parts:
         for fid, fname in rows:
             if name_key(fname) == name_key(part) or fid == part:
@@ -155,16 +213,30 @@ class _Sheets:
             for part in [faction] + faction.split(" - "):
                 if name_key(name).startswith(name_key(part) + " "):
                     names.append(name[len(part):].strip())
-        best: tuple[float, int, int, dict | None] = (0.0, 0, 0, None)
+        best: tuple[int, float, int, dict | None] = (0, 0.0, 0, None)
         for candidate in names:
             for order, sheet in enumerate(self.sheets):
+                if not could_score(candidate, sheet["name"]):
+                    continue
                 score = name_score(candidate, sheet["name"])
                 if score < MIN_SCORE:
                     continue
-                key = (score, sheet["faction_id"] == faction_id, sheet["game_mode"] != "combat-patrol")
+                # the list's own faction first (ListForge's "World Eaters Rhino" is their Chaos
+                # Rhino, not another faction's Rhino), then the score, then matched play
+                key = (sheet["faction_id"] == faction_id, score, sheet["game_mode"] != "combat-patrol")
                 if best[3] is None or key > best[:3]:
                     best = (*key, sheet)  # type: ignore[assignment]
-        return best[3], best[0]
+        if best[3] is not None and (best[0] or faction_id is None):
+            return best[3], best[1]
+        # no name of the faction scores MIN_SCORE: its one datasheet related by words
+        # ("Primaris Captain": "Captain"), before another faction's datasheet of the name
+        own = [s for s in self.sheets if faction_id is None or s["faction_id"] == faction_id]
+        for candidate in names:
+            related = only_related(candidate, list(dict.fromkeys(s["name"] for s in own)))
+            if related is not None:
+                sheet = next(s for s in own if s["name"] == related)  # matched play first (the order read)
+                return sheet, WORDS_SCORE
+        return best[3], best[1]
 
     def models(self, datasheet_id: str) -> list[str]:
         rows = self.con.execute(
@@ -175,21 +247,68 @@ class _Sheets:
     def gear(self, datasheet_id: str) -> tuple[list[str], list[str]]:
         weapons = [r[0] for r in self.con.execute(
             "SELECT DISTINCT weapon_name FROM weapon_profiles WHERE datasheet_id = ? ORDER BY 1", [datasheet_id]).fetchall()]
+        self.profiles = {}
+        for row in self.con.execute(
+                "SELECT weapon_name, CASE WHEN is_melee THEN 'melee' ELSE CAST(range_inches AS VARCHAR) END, "
+                "attacks_text, skill, strength, armour_penetration, damage_text FROM weapon_profiles "
+                "WHERE datasheet_id = ?", [datasheet_id]).fetchall():
+            self.profiles.setdefault(row[0], set()).add(tuple(str(v).lower() for v in row[1:]))
         wargear = [r[0] for r in self.con.execute(
             "SELECT DISTINCT name FROM abilities WHERE datasheet_id = ? AND kind = 'wargear' ORDER BY 1",
             [datasheet_id]).fetchall()]
         return weapons, wargear
 
 
-def _match_gear(item: Wargear, weapons: list[str], wargear: list[str]) -> list[MatchedWargear]:
+#: The score of a weapon matched by its printed characteristics, not its name.
+PROFILE_SCORE = 0.85
+
+
+def profile_key(printed: tuple[str, ...]) -> tuple[str, ...] | None:
+    """Printed characteristics (range, A, BS/WS, S, AP, D) as the database's columns compare:
+    ``12"`` is ``12``, ``2+`` is ``2``; None when they are not six.
+
+    >>> profile_key(('Melee', '3', '4+', '6', '0', '1')), profile_key(('24"', '2', '2+', '4', '-1', '2'))
+    (('melee', '3', '4', '6', '0', '1'), ('24', '2', '2', '4', '-1', '2'))
+    """
+    if len(printed) != 6 or not all(printed):
+        return None
+    rng, attacks, skill, strength, ap, damage = (p.strip().lower() for p in printed)
+    return (rng.rstrip('"').strip(), attacks, skill.rstrip("+"), strength, ap.lstrip("+"), damage)
+
+
+def _by_profile(item: Wargear, profiles: dict[str, set]) -> MatchedWargear | None:
+    """An item whose printed characteristics are one weapon profile's of the datasheet
+    (BattleScribe's ``Armoured Tracks`` on an Impulsor whose sheet calls that profile
+    ``Armoured hull``); of several such weapons the closest name."""
+    key = profile_key(item.profile)
+    same = [name for name, keys in profiles.items() if key is not None and key in keys]
+    if not same:
+        return None
+    best = max(same, key=lambda name: (name_score(item.name, name), name))
+    return MatchedWargear(item.name, item.count, best, "weapon", PROFILE_SCORE)
+
+
+def _match_gear(item: Wargear, weapons: list[str], wargear: list[str],
+                profiles: dict[str, set] | None = None) -> list[MatchedWargear]:
     """A printed item as weapons or wargear; an item that matches nothing whole but whose parts
-    joined by ``and`` / ``&`` each do (War Organ's ``Gorechild and Plasma pistol``) is its parts."""
+    joined by ``and`` / ``&`` each do (War Organ's ``lacerator & daemonic claw``) is its parts;
+    ``A with B`` that matches nothing whole is ``A`` when ``A`` matches (``B`` describes it); a
+    name that matches nothing but printed characteristics that are a weapon's is that weapon
+    (``profiles``: weapon name -> its ``profile_key``s)."""
     weapon, w_score = _best(item.name, weapons)
     gear, g_score = _best(item.name, wargear)
     if max(w_score, g_score) >= MIN_SCORE:
         if w_score >= g_score:
             return [MatchedWargear(item.name, item.count, weapon, "weapon", w_score)]
         return [MatchedWargear(item.name, item.count, gear, "wargear", g_score)]
+    by_profile = _by_profile(item, profiles or {})
+    if by_profile is not None:
+        return [by_profile]
+    head, with_, _ = item.name.partition(" with ")
+    if with_ and head.strip():  # War Organ's "Gun drone with twin pulse carbine": the drone, its gun described
+        found = _match_gear(Wargear(head.strip(), item.count), weapons, wargear)
+        if all(m.kind for m in found):
+            return [MatchedWargear(item.name, m.count, m.matched, m.kind, m.score) for m in found]
     parts = [p.strip() for p in re.split(r"\s+(?:and|&)\s+|\s+with\s+", item.name) if p.strip()]
     if len(parts) > 1:
         matched = [_match_gear(Wargear(p, item.count), weapons, wargear) for p in parts]
@@ -199,17 +318,41 @@ def _match_gear(item: Wargear, weapons: list[str], wargear: list[str]) -> list[M
 
 
 def _match_models(unit: ListedUnit, sheet_models: list[str], weapons: list[str], wargear: list[str],
-                  unit_score: float) -> tuple[MatchedModel, ...]:
+                  unit_score: float, profiles: dict[str, set] | None = None) -> tuple[MatchedModel, ...]:
     out = []
     for model in unit.models:
         matched, score = _best(model.name, sheet_models)
+        if score < MIN_SCORE and " w/ " in model.name:  # "Khorne Berserker w/ alternate weapons"
+            matched, score = _best(model.name.split(" w/ ")[0], sheet_models)
         if score < MIN_SCORE and len(sheet_models) == 1 and len(unit.models) == 1:
             matched, score = sheet_models[0], unit_score  # the unit's one model, printed by the unit's name
         if score < MIN_SCORE:
             matched = None
-        gear = tuple(m for item in model.wargear for m in _match_gear(item, weapons, wargear))
+        gear = tuple(m for item in model.wargear for m in _match_gear(item, weapons, wargear, profiles))
         out.append(MatchedModel(model.name, model.count, matched, score, gear, model.line))
     return tuple(out)
+
+
+def _enhancements_among_gear(models: tuple[MatchedModel, ...], unit_gear: tuple[MatchedWargear, ...],
+                             names: list[str]):
+    """Items that match no weapon or wargear but are an Enhancement's name (but for the plural;
+    New Recruit's markdown prints ``Favoured of Khorne`` among the weapons): taken out of the
+    wargear, as Enhancements (printed, matched, score)."""
+    found: list[tuple[str, str | None, float]] = []
+    by_key = {}
+    for n in names:
+        by_key.setdefault(name_key(n, ignore_plural=True), n)
+
+    def keep(item: MatchedWargear) -> bool:
+        match = None if item.kind is not None else by_key.get(name_key(item.printed, ignore_plural=True))
+        if match is None:
+            return True
+        found.append((item.printed, match, name_score(item.printed, match)))
+        return False
+
+    models = tuple(MatchedModel(m.printed, m.count, m.matched, m.score, tuple(w for w in m.wargear if keep(w)), m.line)
+                   for m in models)
+    return models, tuple(w for w in unit_gear if keep(w)), found
 
 
 def match_list(con: duckdb.DuckDBPyConnection, army: ArmyList, edition: int) -> MatchedList:
@@ -236,9 +379,10 @@ def match_list(con: duckdb.DuckDBPyConnection, army: ArmyList, edition: int) -> 
                 tuple((e.name, None, 0.0) for e in unit.enhancements)))
             continue
         weapons, wargear = sheets.gear(sheet["datasheet_id"])
-        models = _match_models(unit, sheets.models(sheet["datasheet_id"]), weapons, wargear, score)
-        unit_gear = tuple(m for item in unit.wargear for m in _match_gear(item, weapons, wargear))
-        enhancements = []
+        models = _match_models(unit, sheets.models(sheet["datasheet_id"]), weapons, wargear, score, sheets.profiles)
+        unit_gear = tuple(m for item in unit.wargear for m in _match_gear(item, weapons, wargear, sheets.profiles))
+        models, unit_gear, printed_enhancements = _enhancements_among_gear(models, unit_gear, enhancement_names)
+        enhancements = list(printed_enhancements)
         for e in unit.enhancements:
             found, e_score = _best(e.name, enhancement_names)
             enhancements.append((e.name, found if e_score >= MIN_SCORE else None, e_score))
@@ -259,20 +403,43 @@ def match_list(con: duckdb.DuckDBPyConnection, army: ArmyList, edition: int) -> 
                        tuple(unmatched), tuple(notes))
 
 
+def _can_lead(con: duckdb.DuckDBPyConnection, datasheet_id: str) -> list[tuple[str, str]]:
+    """(bodyguard datasheet id, its name) of every unit the datasheet's leader links let it lead."""
+    return con.execute(
+        "SELECT l.bodyguard_datasheet_id, coalesce(d.name, l.bodyguard_name) FROM leader_links l "
+        "LEFT JOIN datasheets d ON d.datasheet_id = l.bodyguard_datasheet_id "
+        "WHERE l.leader_datasheet_id = ? ORDER BY 2", [datasheet_id]).fetchall()
+
+
+def _decide_roles(con: duckdb.DuckDBPyConnection, attachment: Attachment,
+                  units: list[MatchedUnit]) -> tuple[tuple[int, ...], int]:
+    """The Leaders and the Bodyguard of an Attached unit whose list prints no roles: the one
+    unit every other unit of it can lead by the leader links; else the importer's guess."""
+    members = (*attachment.leaders, attachment.bodyguard)
+    sheets = {i: units[i].datasheet_id for i in members}
+    if None in sheets.values():
+        return attachment.leaders, attachment.bodyguard
+    leads = {i: {r[0] for r in _can_lead(con, sheets[i])} for i in members}
+    guards = [g for g in members if all(sheets[g] in leads[i] for i in members if i != g)]
+    if len(guards) != 1:
+        return attachment.leaders, attachment.bodyguard
+    return tuple(i for i in members if i != guards[0]), guards[0]
+
+
 def _attachments(con: duckdb.DuckDBPyConnection, army: ArmyList, units: list[MatchedUnit]) -> tuple[MatchedAttachment, ...]:
     out = []
     for attachment in army.attachments:
-        guard = units[attachment.bodyguard]
-        for leader_index in attachment.leaders:
+        leaders, bodyguard = attachment.leaders, attachment.bodyguard
+        if not attachment.roles_printed:
+            leaders, bodyguard = _decide_roles(con, attachment, units)
+        guard = units[bodyguard]
+        for leader_index in leaders:
             leader = units[leader_index]
             if leader.datasheet_id is None or guard.datasheet_id is None:
-                out.append(MatchedAttachment(leader_index, attachment.bodyguard, None, ()))
+                out.append(MatchedAttachment(leader_index, bodyguard, None, ()))
                 continue
-            rows = con.execute(
-                "SELECT l.bodyguard_datasheet_id, coalesce(d.name, l.bodyguard_name) FROM leader_links l "
-                "LEFT JOIN datasheets d ON d.datasheet_id = l.bodyguard_datasheet_id "
-                "WHERE l.leader_datasheet_id = ? ORDER BY 2", [leader.datasheet_id]).fetchall()
+            rows = _can_lead(con, leader.datasheet_id)
             allowed = any(r[0] == guard.datasheet_id for r in rows) if rows else None
-            out.append(MatchedAttachment(leader_index, attachment.bodyguard, allowed,
+            out.append(MatchedAttachment(leader_index, bodyguard, allowed,
                                          tuple(dict.fromkeys(r[1] for r in rows if r[1]))))
     return tuple(out)

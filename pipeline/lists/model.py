@@ -12,10 +12,15 @@ from dataclasses import dataclass, field
 @dataclass(frozen=True)
 class Wargear:
     """One weapon or piece of wargear of a model line: ``count`` of it in all on the line
-    (``9x Khorne Berzerker: 7x Bolt pistol`` is ``Wargear("Bolt pistol", 7)``)."""
+    (``9x Khorne Berzerker: 7x Bolt pistol`` is ``Wargear("Bolt pistol", 7)``).
+
+    ``profile``: the weapon's characteristics where the list prints them (BattleScribe):
+    range, attacks, skill, strength, armour penetration, damage, as printed (``('Melee', '3',
+    '4+', '6', '0', '1')``); not part of equality or the repr."""
 
     name: str
     count: int = 1
+    profile: tuple[str, ...] = field(default=(), compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -71,10 +76,13 @@ class ListedUnit:
 @dataclass(frozen=True)
 class Attachment:
     """An Attached unit: the Leader unit(s) and the Bodyguard unit they lead, as indexes into
-    ``ArmyList.units``."""
+    ``ArmyList.units``. ``roles_printed`` False: the list names the Attached unit's units but
+    not which leads (War Organ), so ``leaders``/``bodyguard`` are the importer's guess and the
+    matcher decides by the datasheets' leader links."""
 
     leaders: tuple[int, ...]
     bodyguard: int
+    roles_printed: bool = True
 
 
 @dataclass(frozen=True)

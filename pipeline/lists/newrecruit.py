@@ -249,3 +249,113 @@ def _tournament_attachments(units: list[dict]) -> list[Attachment]:
         if pick is not None:
             found.setdefault(pick, []).append(i)
     return [Attachment(tuple(leaders), guard) for guard, leaders in found.items()]
+
+
+_MD_UNIT = re.compile(r"^(?P<name>[^•\s].*?)\s*\[(?P<points>[\d,]+)\s*pts\]\s*:?\s*(?P<items>.*)$")
+_MD_MODEL = re.compile(r"^(?P<count>\d+)x\s+(?P<name>[^:]+?)\s*(?::\s*(?P<items>.*))?$")
+
+
+def split_top_level(text: str) -> list[str]:
+    """A comma-separated list split outside parentheses.
+
+    >>> split_top_level("Maulerfiend fists, 2 magma cutters (2x Magma cutter), Havoc launcher")
+    ['Maulerfiend fists', '2 magma cutters (2x Magma cutter)', 'Havoc launcher']
+    """
+    parts, depth, start = [], 0, 0
+    for i, c in enumerate(text):
+        depth += (c == "(") - (c == ")")
+        if c == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return [p.strip() for p in parts if p.strip()]
+
+
+def _md_items(text: str, unit: dict, each: int = 1) -> list[Wargear]:
+    """The wargear of a markdown item list, ``each`` of it per model; an option printed with
+    its contents (``2 magma cutters (2x Magma cutter)``) is its contents; ``Warlord`` marks the
+    unit."""
+    gear: list[Wargear] = []
+    for part in split_top_level(text):
+        inner = re.fullmatch(r"(.*?)\s*\((.+)\)", part)
+        if inner:
+            gear.extend(_md_items(inner.group(2), unit, each))
+        elif name_key(part) == "warlord":
+            unit["warlord"] = True
+        else:
+            gear.extend(Wargear(w.name, w.count * each) for w in wargear_of(part))
+    return gear
+
+
+def parse_markdown(text: str) -> ArmyList:
+    """Read New Recruit's ``NR`` markdown export into an ``ArmyList``.
+
+    Layout: a title ``Chaos - World Eaters - Fiendish! - [2000 pts]``; ``# ++ Army Roster ++``;
+    ``## Configuration`` (``Battle Size: ...``, ``Detachment: ...``); headings ``## Battleline
+    [180 pts]`` over units ``Name [N pts]: items`` or ``Name [N pts]:`` over model lines ``• 5x
+    Khorne Berzerker: Bolt pistol, Chainblade`` (each of the five carries each item). Indented
+    lines below a model line (``1 mauler chainblade, 7 chainblades``: the option chosen) are
+    kept as notes. Enhancements are printed as items (``Favoured of Khorne``): the matcher
+    tells them from wargear. Raises ``ArmyListError`` naming the line it cannot read."""
+    numbered = [(i + 1, line) for i, line in enumerate(lines_of(text))]
+    body = [(n, line) for n, line in numbered if line.strip()]
+    if not body:
+        raise ArmyListError("line 1: the file is empty")
+    title_line, title = body[0]
+    parts = [p.strip() for p in title.split(" - ")]
+    name = parts[-2] if len(parts) >= 3 else None
+    faction = " - ".join(parts[1:-2]) if len(parts) > 3 else (parts[0] if len(parts) == 3 else None)
+    config: dict[str, str] = {}
+    extra: list[str] = []  # the configuration's other lines, kept as notes
+    units: list[dict] = []
+    section = None
+    for n, line in numbered:
+        if n <= title_line or not line.strip():
+            continue
+        stripped = line.strip()
+        if stripped.startswith("#"):
+            section = re.sub(r"\s*\[.*\]\s*$", "", stripped.lstrip("#").strip())
+            continue
+        if section == "Configuration":
+            key, sep, value = stripped.partition(":")
+            if key.strip().lower() in ("battle size", "detachment", "detachments") and sep:
+                config[key.strip().lower().rstrip("s")] = value.strip()
+            else:
+                extra.append(stripped)
+            continue
+        unit_line = None if line.startswith((" ", "•")) else _MD_UNIT.match(stripped)
+        if unit_line:
+            unit = {"name": unit_line.group("name"), "points": int(unit_line.group("points").replace(",", "")),
+                    "line": n, "models": [], "gear": [], "warlord": False, "notes": [], "section": section}
+            unit["gear"] = _md_items(unit_line.group("items"), unit)
+            units.append(unit)
+            continue
+        if not units:
+            raise ArmyListError(f"line {n}: {stripped!r} before the first unit ('Name [N pts]')")
+        unit = units[-1]
+        model = _MD_MODEL.match(stripped[1:].strip()) if stripped.startswith("•") else None
+        if model:
+            count = int(model.group("count"))
+            unit["models"].append(ModelLine(model.group("name"), count,
+                                            tuple(_md_items(model.group("items") or "", unit, count)), n))
+        else:
+            unit["notes"].append(stripped)
+    if not units:
+        raise ArmyListError(f"line {title_line}: no unit ('Name [N pts]') after the title")
+    listed = [ListedUnit(
+        name=u["name"], points=u["points"], line=u["line"],
+        models=tuple(u["models"]) if u["models"] else (ModelLine(u["name"], 1, tuple(u["gear"]), u["line"]),),
+        wargear=tuple(u["gear"]) if u["models"] else (), warlord=u["warlord"], section=u["section"],
+        notes=tuple(u["notes"])) for u in units]
+    size = config.get("battle size", "")
+    limit = re.search(r"\((\d+)\s*Point limit\)", size, re.IGNORECASE)
+    detachments = tuple(d.strip() for d in config.get("detachment", "").split(",") if d.strip())
+    evidence = ["several detachments"] if len(detachments) > 1 else []
+    if any(line.lower().startswith("force disposition") for line in extra):
+        evidence.append("'Force Disposition' in the configuration")
+    return ArmyList(
+        format="newrecruit-nr", name=name, faction=faction, detachments=detachments, units=tuple(listed),
+        edition=11 if evidence else None, edition_evidence="; ".join(evidence), declared_points=points_in(title),
+        points_limit=int(limit.group(1)) if limit else None,
+        battle_size=re.sub(r"\s*\(.*\)\s*$", "", size) or None,
+        notes=tuple(extra))

@@ -88,3 +88,32 @@ def test_a_roster_with_entities_is_refused_before_they_expand():
               b'<selection name="&b;" type="model" number="1"/></selections></force></forces></roster>')
     with pytest.raises(ArmyListError, match="declares a DOCTYPE or entities"):
         parse_list(laughs)
+
+
+@pytest.mark.skipif(not LISTS.exists(), reason="the shared corpus is not beside the checkout")
+def test_ultramarines_rosz_matched_to_10th_edition_datasheets(lists_db):
+    import duckdb
+
+    from pipeline.lists.match import match_list
+
+    army = read_list(LISTS / "battlescribe" / "Ultramarines_10E.rosz")
+    # the catalogue "Imperium - Adeptus Astartes - Ultramarines"; Adeptus Astartes are the Space Marines
+    assert (army.faction, army.edition, army.declared_points) == ("Adeptus Astartes - Ultramarines", 10, 810)
+    # BattleScribe records no Attached units (the Leaders are units of their own)
+    assert army.attachments == ()
+    tracks = army.units[8].models[0].wargear[0]
+    assert (tracks.name, tracks.profile) == ("Armoured Tracks", ("Melee", "3", "4+", "6", "0", "1"))
+    with duckdb.connect(str(lists_db), read_only=True) as con:
+        matched = match_list(con, army, 10)
+    assert (matched.faction_id, matched.unmatched) == ("space-marines", ())
+    # the 10th-edition index names them Captain and Lieutenant: the faction's one datasheet whose
+    # words are all in the printed name
+    assert [(u.unit.name, u.datasheet_id, u.score) for u in matched.units[2:4]] == [
+        ("Primaris Captain", "10e/space-marines/captain", 0.85),
+        ("Primaris Lieutenant", "10e/space-marines/lieutenant", 0.85)]
+    # the Impulsor's sheet calls its melee profile (Melee, A3, WS4+, S6, AP0, D1) "Armoured hull":
+    # matched by the characteristics the roster prints
+    impulsor = matched.units[8]
+    assert (impulsor.datasheet_id, impulsor.models[0].wargear[0].matched, impulsor.models[0].wargear[0].score) == (
+        "10e/space-marines/impulsor", "Armoured hull", 0.85)
+    assert matched.units[5].datasheet_id == "10e/space-marines/razorback"  # the list's faction first

@@ -148,12 +148,3 @@ def test_the_same_world_eaters_army_in_each_format_gives_the_same_units(other):
 @pytest.mark.parametrize("other", ["Test-TAU-GWAPP-French", "Test-TAU-NRGW-English", "Test-TAU-NRTournament-English"])
 def test_the_same_tau_army_in_each_format_gives_the_same_units(other):
     assert _key_units(read_list(LISTS / "11e" / other)) == _key_units(read_list(LISTS / "11e" / "Test-TAU-GWAPP-English"))
-
-
-@pytest.mark.parametrize("path, fmt", [("11e/Test-WE-WARORGAN-English", "warorgan"), ("10e/LFSample.txt", "listforge"),
-                                       ("10e/NRNRsample.txt", "newrecruit-nr")])
-def test_formats_recognised_but_not_read_yet_are_one_line_errors(path, fmt):
-    from pipeline.lists import ArmyListError
-
-    with pytest.raises(ArmyListError, match=f"a {fmt} list: this format is recognised but not read yet"):
-        read_list(LISTS / path)
