@@ -268,7 +268,7 @@ def attack_command(
         with_effects=tuple(with_effects), without_effects=tuple(without_effects),
         weapon_profiles=tuple(weapon_profile),
     )
-    outcome = attack(request, db)
+    outcome = attack(request, db, explain=explain)
     for line in outcome.notes:
         note(line)
     if fmt is AttackFormat.json:

@@ -133,8 +133,11 @@ def resolve_target(con, text: str, models: int | None = None, notes: list[str] |
     return dataclasses.replace(target, models=models) if models is not None else target
 
 
-def attack(request: AttackRequest, db: Path = query.DEFAULT_DB) -> AttackOutcome:
-    """Resolve ``request`` against the database at ``db`` with the exact engine.
+def attack(request: AttackRequest, db: Path = query.DEFAULT_DB, explain: bool = True) -> AttackOutcome:
+    """Resolve ``request`` against the database at ``db`` with the exact engine. Without
+    ``explain`` the wordings of the rules applied are not looked up (``wh40k attack`` without
+    ``--explain``): each of ``AttackOutcome.explained`` has its rule key, summary and edition,
+    and a note saying so.
 
     Raises ``DatabaseError`` (no database), ``NotFoundError`` (unknown unit or weapon, with
     suggestions) and ``InputError`` (a target without characteristics, a bad inline profile).
@@ -144,7 +147,7 @@ def attack(request: AttackRequest, db: Path = query.DEFAULT_DB) -> AttackOutcome
     check_request(request)
     con = query.open_database(db)
     try:
-        return _attack(con, request)
+        return _attack(con, request, explain)
     finally:
         con.close()
 
@@ -152,7 +155,8 @@ def attack(request: AttackRequest, db: Path = query.DEFAULT_DB) -> AttackOutcome
 def attack_with(con, request: AttackRequest, explain: bool = True) -> AttackOutcome:
     """``attack`` on a connection the caller opened with ``query.open_database`` (and closes):
     a server answers many requests over one database. Without ``explain`` the outcome's
-    ``explained`` is empty (the caller looks the wordings up itself, ``explain_steps``). Raises
+    ``explained`` has no wordings (``unexplained_steps``; the caller looks them up itself,
+    ``explain_steps``). Raises
     what ``attack`` raises."""
     check_request(request)
     return _attack(con, request, explain)
@@ -203,8 +207,8 @@ def _attack(con, request: AttackRequest, explain: bool = True) -> AttackOutcome:
     notes.extend(effect_notes)
     result = exact.resolve(weapons, target, context)
     attacker = sheet["name"] if sheet is not None else "custom weapon profile" + ("s" if len(custom) > 1 else "")
-    return AttackOutcome(attacker, tuple(weapons), target, result,
-                         explain_steps(con, result, context.edition) if explain else (), tuple(notes), applied)
+    steps = explain_steps(con, result, context.edition) if explain else unexplained_steps(result, context.edition)
+    return AttackOutcome(attacker, tuple(weapons), target, result, steps, tuple(notes), applied)
 
 
 def _phase(con, sheet: dict | None, names: tuple[str, ...], custom: list[Weapon], notes: list[str]) -> Phase:
@@ -332,6 +336,12 @@ def explain_steps(con, result: AttackResult, edition: int) -> tuple[ExplainedSte
             out.append(ExplainedStep(step.rule_key, step.summary, edition, None, None, None, None,
                                      _other_mode_wording(con, step.rule_key, edition)))
     return tuple(out)
+
+
+def unexplained_steps(result: AttackResult, edition: int) -> tuple[ExplainedStep, ...]:
+    """Each step of ``result`` without its wording (not looked up: ``attack(..., explain=False)``)."""
+    return tuple(ExplainedStep(step.rule_key, step.summary, edition, None, None, None, None,
+                               "the wording is looked up with --explain") for step in result.steps)
 
 
 def _other_mode_wording(con, rule_key: str, edition: int) -> str | None:
