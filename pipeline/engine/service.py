@@ -156,8 +156,7 @@ def attack_with(con, request: AttackRequest, explain: bool = True) -> AttackOutc
     """``attack`` on a connection the caller opened with ``query.open_database`` (and closes):
     a server answers many requests over one database. Without ``explain`` the outcome's
     ``explained`` has no wordings (``unexplained_steps``; the caller looks them up itself,
-    ``explain_steps``). Raises
-    what ``attack`` raises."""
+    ``explain_steps``). Raises what ``attack`` raises."""
     check_request(request)
     return _attack(con, request, explain)
 
