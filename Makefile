@@ -36,6 +36,7 @@ bench: $(STAMP) ## Print speed figures (engine, build) with ratios against a ref
 	$(BIN)/python benchmarks/bench_engine.py $(DB)
 	$(BIN)/python benchmarks/bench_build.py
 	$(BIN)/python benchmarks/bench_service.py $(DB)
+	$(BIN)/python benchmarks/bench_cli.py $(DB)
 
 clean: ## Remove the virtual environment, caches and built databases
 	rm -rf $(VENV) .pytest_cache .hypothesis db/*.duckdb db/*.tmp db/.*.tmp

@@ -18,7 +18,6 @@ from typing import Iterable
 import duckdb
 
 from pipeline.errors import DatabaseError
-from schemas.catalog import ColumnSpec, declared_tables, schema_version, view_name, view_statements
 
 DEFAULT_DB = Path("db") / "wh40k.duckdb"
 
@@ -214,6 +213,8 @@ def check_schema(con: duckdb.DuckDBPyConnection, path: Path) -> None:
     schema: a macro can stand in for a built-in function, a view for a table). The message names
     the first difference and says to rebuild.
     """
+    from schemas.catalog import ColumnSpec, declared_tables, schema_version, view_name, view_statements
+
     tables = declared_tables()
     try:
         objects = con.execute(_CATALOG_SQL).fetchall()
@@ -294,6 +295,8 @@ def _view_difference(con: duckdb.DuckDBPyConnection, views: list[str]) -> str | 
     """The first view of the database that is not the one ``db/views.sql`` defines (None when
     all are): each statement is created as a temporary view, so that DuckDB writes both in its
     own words, then dropped."""
+    from schemas.catalog import view_name
+
     for statement in views:
         name = view_name(statement)
         con.execute(re.sub(r"^\s*CREATE\s+VIEW\s+\w+", "CREATE TEMP VIEW _wh40k_expected", statement, count=1))

@@ -9,6 +9,7 @@ changed`` (exit status 130) before any command starts. Once the command runs, Ct
 
 from __future__ import annotations
 
+import importlib
 import signal
 import sys
 
@@ -20,7 +21,9 @@ def main() -> None:
     try:
         from pipeline import cli
 
-        cli.register_commands()
+        module = cli.command_module(sys.argv[1:])
+        if module is not None:  # only the command that runs is loaded
+            importlib.import_module(module)
     finally:
         signal.signal(signal.SIGINT, previous)
     if pressed:

@@ -16,17 +16,17 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import json
+import os
 import re
 import types
 import typing
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal, NamedTuple, get_args, get_origin
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, get_args, get_origin
 
-from pydantic import BaseModel
-
-from schemas.records import ALL_RECORDS
-from schemas.types import DiceExpr
+if TYPE_CHECKING:  # the records (pydantic) are imported only to derive the catalog anew
+    from pydantic import BaseModel
 
 #: Views over the tables, created by the build after the load.
 VIEWS_FILE = Path(__file__).resolve().parent.parent / "db" / "views.sql"
@@ -97,6 +97,8 @@ def column_specs(record: type[BaseModel]) -> tuple[ColumnSpec, ...]:
     provenance_last = sorted(
         record.model_fields.items(), key=lambda item: item[0] in ("source_id", "locator")
     )
+    from schemas.types import DiceExpr
+
     for name, field in provenance_last:
         inner, nullable = unwrap(field.annotation)
         if inner is DiceExpr:
@@ -109,8 +111,49 @@ def column_specs(record: type[BaseModel]) -> tuple[ColumnSpec, ...]:
     return tuple(cols)
 
 
+#: The files the declared tables are derived from: their digest names the cached catalog.
+CATALOG_SOURCES = tuple(Path(__file__).resolve().parent / name for name in ("records.py", "types.py", "catalog.py"))
+
+
+@lru_cache(maxsize=1)
 def declared_tables() -> dict[str, tuple[ColumnSpec, ...]]:
-    """Every table of the database with its columns, in load order."""
+    """Every table of the database with its columns, in load order.
+
+    Derived from the records (``derived_tables``) once per version of ``CATALOG_SOURCES``: the
+    result is kept beside the compiled modules (``schemas/__pycache__/catalog-<digest>.json``,
+    the SHA-256 of those files), so that a reader of the database checks its schema without
+    importing pydantic and every record. A folder that cannot be written is no error (the
+    catalog is derived each time)."""
+    digest = hashlib.sha256(b"".join(p.read_bytes() for p in CATALOG_SOURCES)).hexdigest()[:16]
+    cache = Path(__file__).resolve().parent / "__pycache__" / f"catalog-{digest}.json"
+    kept = _kept_tables(cache)
+    if kept is not None:
+        return kept
+    tables = derived_tables()
+    try:
+        cache.parent.mkdir(exist_ok=True)
+        partial = cache.with_name(f"{cache.name}.{os.getpid()}.tmp")
+        partial.write_text(json.dumps([[t, [list(c) for c in cols]] for t, cols in tables.items()]), encoding="utf-8")
+        os.replace(partial, cache)
+    except OSError:
+        pass  # a read-only installation: derived again next time
+    return tables
+
+
+def _kept_tables(cache: Path) -> dict[str, tuple[ColumnSpec, ...]] | None:
+    """The tables kept in ``cache`` by ``declared_tables``; None when there is no such file or it
+    is not one ``declared_tables`` wrote (then the catalog is derived and the file written anew)."""
+    try:
+        kept = json.loads(cache.read_text(encoding="utf-8"))
+        return {table: tuple(ColumnSpec(*c) for c in columns) for table, columns in kept}
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+def derived_tables() -> dict[str, tuple[ColumnSpec, ...]]:
+    """Every table with its columns, in load order, derived from ``schemas.records``."""
+    from schemas.records import ALL_RECORDS
+
     return {record.__table__: column_specs(record) for record in ALL_RECORDS}
 
 

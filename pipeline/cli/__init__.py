@@ -1,5 +1,11 @@
 """The ``wh40k`` command line: thin commands over the library (one file per command group).
 
+Commands are registered in ``COMMANDS``, one line each: the command's name, the module that
+defines it (with ``@app.command(NAME)`` or ``app.add_typer(..., name=NAME)``) and its one-line
+help. The command line imports only the module of the command it runs (``LazyGroup``), so
+``wh40k attack`` never loads the build's parsers and ``wh40k --help`` loads no command at all;
+a test checks that the table matches the commands the modules define.
+
 Expected errors (``Wh40kError``) print ``Error: <what, where, how to fix>`` on stderr and exit 1;
 a mistyped option or value prints the usage and ``Error: ...`` and exits 2; anything else is a
 bug and keeps its traceback. Error lines are printed as one line, never wrapped to the terminal.
@@ -11,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import gc
+import importlib
 import os
 import sys
 
@@ -27,6 +34,8 @@ try:  # a Ctrl-C while the command line loads (typer, rich) has changed nothing
 
     from pipeline.errors import Wh40kError
 
+    from typer.core import TyperGroup
+
     try:  # recent typer carries its own copy of click
         from typer import _click as click
         from typer._click.exceptions import ClickException
@@ -37,8 +46,56 @@ except KeyboardInterrupt:
     print(INTERRUPTED, file=sys.stderr)
     sys.exit(130)
 
+#: Every command: name -> (module that registers it, the start of its help for ``wh40k --help``).
+COMMANDS: dict[str, tuple[str, str]] = {
+    "attack": ("pipeline.cli.attack", "Exact distributions of hits, wounds, damage and models destroyed (10th or 11th edition)."),
+    "build": ("pipeline.cli.build", "Build the database from the raw snapshots (what `make build-db` runs)."),
+    "detect-edition": ("pipeline.cli.rules", "Detect the edition of a rules text from its wording, with the evidence."),
+    "effects": ("pipeline.cli.effects", "The effects of rules on attacks: coverage of the reader, rules it cannot read."),
+    "export": ("pipeline.cli.export", "Write every table of the database into FOLDER, with the data dictionary beside it"),
+    "fetch": ("pipeline.cli.fetch", "Download the sources of the raw manifest that have a url"),
+    "list": ("pipeline.cli.lists", "Army lists exported from list-building apps."),
+    "matchups": ("pipeline.cli.matchups", "Every weapon profile against every target"),
+    "rule": ("pipeline.cli.rules", "The wording of a rule that applies, its source, and the precedence chain that picked it."),
+    "rule-diff": ("pipeline.cli.rules", "Word-level differences between a rule's governing wordings in two editions."),
+    "search": ("pipeline.cli.rules", "Find rule texts, abilities, stratagems, enhancements and datasheets whose wording has the words."),
+    "schema": ("pipeline.cli.export", "Print the data dictionary: each table and column with its type and meaning"),
+    "serve": ("pipeline.cli.serve", "Serve the database read-only over HTTP"),
+    "sources-agree": ("pipeline.cli.compare", "How the sources agree, per edition, pair of sources and field"),
+    "sql": ("pipeline.cli.data", "Run a read-only SQL query over the database."),
+    "unit": ("pipeline.cli.data", "Show one unit: model profiles, wargear, weapons with abilities, abilities, keywords."),
+    "unit-diff": ("pipeline.cli.compare", "What changed in a unit's datasheet between two editions"),
+    "units": ("pipeline.cli.data", "List units (datasheets) of one edition, filtered by name and by faction."),
+    "weapons": ("pipeline.cli.data", "List the weapon profiles of one edition's datasheets, filtered by name and by ability."),
+}
+
+
+class LazyGroup(TyperGroup):
+    """The ``wh40k`` group: a command's module is imported when the command is asked for
+    (``get_command``); ``wh40k --help`` lists ``COMMANDS`` without importing any."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(COMMANDS) | set(self.commands))
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name not in self.commands and name in COMMANDS:
+            self.commands[name] = load_command(name)
+        return self.commands.get(name)
+
+    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        # click's plain layout: typer's rich one would build every command for its table
+        super(TyperGroup, self).format_help(ctx, formatter)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, COMMANDS[name][1] if name in COMMANDS else self.commands[name].get_short_help_str(80))
+                for name in self.list_commands(ctx)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
 app = typer.Typer(
     name="wh40k",
+    cls=LazyGroup,
     help="The rules database for Warhammer 40,000: sourced datasheets, weapons and rules, "
     "exact attack resolution.\n\nExample: wh40k unit \"Battle Sisters Squad\"",
     no_args_is_help=True,
@@ -68,21 +125,47 @@ def _options(
 
 
 def register_commands() -> None:
-    """Import the command modules (each registers its commands with ``app`` on import)."""
-    from pipeline.cli import attack, build, compare, data, fetch, rules  # noqa: F401
-    from pipeline.cli import lists  # noqa: F401
-    from pipeline.cli import effects  # noqa: F401
-    from pipeline.cli import serve  # noqa: F401
-    from pipeline.cli import matchups  # noqa: F401
-    from pipeline.cli import export  # noqa: F401
+    """Import every command module of ``COMMANDS`` (each registers its commands with ``app``)."""
+    for module, _ in COMMANDS.values():
+        importlib.import_module(module)
+
+
+def command_module(argv: list[str]) -> str | None:
+    """The module of the command ``argv`` runs (its first argument that is not an option), if any.
+
+    >>> command_module(["attack", "--target", "MEQ"]), command_module(["--help"]), command_module(["nope"])
+    ('pipeline.cli.attack', None, None)
+    """
+    name = next((a for a in argv if not a.startswith("-")), None)
+    return COMMANDS[name][0] if name in COMMANDS else None
+
+
+def load_command(name: str) -> click.Command:
+    """The click command ``name`` of ``COMMANDS``, built by typer from its module's registration
+    alone (importing the module registers it with ``app``). Raises ``LookupError`` when the
+    module registers no such command (a wrong line in ``COMMANDS``: a bug)."""
+    importlib.import_module(COMMANDS[name][0])
+    one = typer.Typer(rich_markup_mode=app.rich_markup_mode, pretty_exceptions_enable=False)
+    one.registered_commands = [c for c in app.registered_commands if _name(c) == name]
+    one.registered_groups = [g for g in app.registered_groups if g.name == name]
+    if not one.registered_commands and not one.registered_groups:
+        raise LookupError(f"{COMMANDS[name][0]} registers no command {name!r} (see COMMANDS)")
+    return typer.main.get_group(one).commands[name]
+
+
+def _name(info) -> str:
+    """The name of a registered typer command (its function's name with dashes when not given)."""
+    return info.name or info.callback.__name__.replace("_", "-")
 
 
 @functools.lru_cache(maxsize=1)
 def _command() -> click.Command:
-    """The click command of ``app`` with every command registered (built once per process:
-    typer takes some 0.1 s to build it from the functions' signatures)."""
-    register_commands()
-    return typer.main.get_command(app)
+    """The click group of ``app`` (``LazyGroup``: each command is built when it is asked for),
+    with typer's completion options when ``app`` has them (as ``typer.main.get_command``)."""
+    group = typer.main.get_group(app)
+    if app._add_completion:
+        group.params.extend(typer.main.get_install_completion_arguments())
+    return group
 
 
 def run(argv: list[str] | None = None) -> int:
@@ -104,9 +187,12 @@ def run(argv: list[str] | None = None) -> int:
         return 1
     except ClickException as exc:
         # a mistyped option or value: usage, then `Error: ...` on one line (exit status 2);
-        # with no arguments at all the help has already been printed
+        # with no arguments, the help: typer's rich layout (a command group) has printed it,
+        # click's plain one (``LazyGroup``) is the message
         if type(exc).__name__ != "NoArgsIsHelpError":
             exc.show()
+        elif exc.format_message().strip():
+            print(exc.format_message())
         return exc.exit_code
     except typer.Abort:
         print("Aborted!", file=sys.stderr)

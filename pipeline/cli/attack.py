@@ -184,7 +184,8 @@ def _render(outcome: AttackOutcome, explain: bool = False) -> None:
 
 @app.command("attack")
 def attack_command(
-    attacker: str = typer.Argument(..., help="Attacking unit: name or datasheet id."),
+    attacker: Optional[str] = typer.Argument(None, help=(
+        "Attacking unit: name or datasheet id (may be left out with --weapon-profile).")),
     target: str = typer.Option(..., "--target", "-t", help=(
         "Target: a unit name, a standard profile (GEQ, MEQ, TEQ, VEHICLE, MONSTER) or an inline "
         "profile such as \"T4 Sv3+ W2 x10 inv4+ fnp5+ INFANTRY\".")),
@@ -193,13 +194,21 @@ def attack_command(
         "are fired, '2 heavy bolters'. Default: the loadout (an error when it has no weapon for the "
         "phase). Without a number or --models, a weapon of the loadout is fired as often as the "
         "loadout has it, and an optional weapon (not in the loadout) by 1 model, said in a note.")),
+    weapon_profile: List[str] = typer.Option([], "--weapon-profile", help=(
+        "A custom weapon (repeatable): \"A2 BS3+ S4 AP-1 D1 [LETHAL HITS, RAPID FIRE 1]\": A, BS or WS "
+        "(WS: melee), S, AP, D (DD3+1 for Damage D3+1), an optional range (24\" or Melee) and the "
+        "abilities in brackets; fired by --models models (default 1), with the --weapon named or "
+        "instead of the loadout.")),
     models: Optional[int] = typer.Option(None, "--models", callback=_at_least_one, help=(
         "Models in the attacking unit (default: its smallest size; needed for a unit the database "
-        "has no model count for); with --weapon, how many models fire each named weapon.")),
+        "has no model count for); with --weapon or --weapon-profile, how many models fire each "
+        "weapon.")),
     target_models: Optional[int] = typer.Option(None, "--target-models", callback=_at_least_one, help=(
         "Models in the target unit (default: its smallest size; needed for a unit the database has "
         "no model count for).")),
-    phase: PhaseChoice = typer.Option(PhaseChoice.shooting, "--phase", help="shooting (ranged) or fight (melee)."),
+    phase: Optional[PhaseChoice] = typer.Option(None, "--phase", help=(
+        "shooting (ranged) or fight (melee); default: shooting, or fight when every weapon named is "
+        "a melee weapon (said in a note).")),
     half_range: bool = typer.Option(False, "--half-range", help="Within half range (Rapid Fire, Melta)."),
     stationary: bool = typer.Option(False, "--stationary", help="Attacker Remained Stationary (Heavy)."),
     charged: bool = typer.Option(False, "--charged", help="Attacker charged this turn (Lance)."),
@@ -265,6 +274,8 @@ def attack_command(
     Rules by name: wh40k attack "Cadian Shock Troops" --target MEQ --with "Take Aim!" --edition 11
 
     A chart: wh40k attack "Battle Sisters Squad" --target MEQ --plot attack.svg
+
+    Custom weapons: wh40k attack --weapon-profile "A2 BS3+ S4 AP-1 D1 [LETHAL HITS]" --models 5 --target MEQ
     """
     from pipeline.engine.profiles import Context
     from pipeline.engine.service import AttackRequest, attack
@@ -283,15 +294,16 @@ def attack_command(
         damage_reduction={"1": "one", "half": "half"}[damage_reduction.value] if damage_reduction else None,
     )
     request = AttackRequest(
-        attacker=attacker, target=target, phase=phase.value, weapons=tuple(weapon), models=models,
-        target_models=target_models, feel_no_pain=fnp, context=context, edition=edition,
+        attacker=attacker, target=target, phase=phase.value if phase else None, weapons=tuple(weapon),
+        models=models, target_models=target_models, feel_no_pain=fnp, context=context, edition=edition,
         with_effects=tuple(with_effects), without_effects=tuple(without_effects),
         target_leaders=tuple(target_leader), leaders=tuple(leader),
         allocation=allocation if allocation in ("listed", "reversed")
         else tuple(n.strip() for n in allocation.split(",") if n.strip()),
         objective=objective.value,
+        weapon_profiles=tuple(weapon_profile),
     )
-    outcome = attack(request, db)
+    outcome = attack(request, db, explain=explain)
     for line in outcome.notes:
         note(line)
     if fmt is AttackFormat.json:

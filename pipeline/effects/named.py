@@ -151,7 +151,7 @@ def target_sheet(con, text: str, edition: int) -> dict | None:
         return None
 
 
-def effects_for(con, request, sheet: dict, edition: int, weapons, target, context):
+def effects_for(con, request, sheet: dict | None, edition: int, weapons, target, context):
     """The attack of ``request`` (``pipeline.engine.service.AttackRequest``) with its named rules
     (``request.with_effects``) and the target's default ones (less ``request.without_effects``)
     applied: (weapons, target, context, applied effects, notes). Raises ``NotFoundError`` and
@@ -165,9 +165,9 @@ def effects_for(con, request, sheet: dict, edition: int, weapons, target, contex
     if not request.with_effects and not request.without_effects and not _has_effects(con):
         return weapons, target, context, (), notes
     target_sheet_row = target_sheet(con, request.target, edition)
-    factions = [f for f in dict.fromkeys([sheet.get("faction_id"),
+    factions = [f for f in dict.fromkeys([sheet.get("faction_id") if sheet else None,  # None: custom weapons only
                                           target_sheet_row.get("faction_id") if target_sheet_row else None]) if f]
-    own = [sheet["datasheet_id"]] + ([target_sheet_row["datasheet_id"]] if target_sheet_row else [])
+    own = ([sheet["datasheet_id"]] if sheet else []) + ([target_sheet_row["datasheet_id"]] if target_sheet_row else [])
     named = [find_named(con, name, edition, factions, own) for name in request.with_effects]
     defaults = target_defaults(con, target_sheet_row["datasheet_id"], edition) if target_sheet_row else []
     off = {name_key(n) for n in request.without_effects}

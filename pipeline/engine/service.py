@@ -27,8 +27,10 @@ from typing import Literal
 
 from pipeline import limits, query
 from pipeline.engine import exact
-from pipeline.engine.from_db import Phase, attacker_weapons, model_count, target_from_datasheet
-from pipeline.engine.inputs import STANDARD_PROFILES, parse_target
+from pipeline.engine.from_db import _COUNTED_ITEM as COUNTED_ITEM
+from pipeline.engine.from_db import _split_choice as split_choice
+from pipeline.engine.from_db import Phase, attacker_weapons, loadout_item, match_weapon, model_count, target_from_datasheet
+from pipeline.engine.inputs import STANDARD_PROFILES, parse_target, parse_weapon_profile
 from pipeline.engine.profiles import Context, Target, Weapon
 from pipeline.engine.result import AttackResult
 from pipeline.engine.units import UnitAttackResult
@@ -40,12 +42,15 @@ _INLINE = re.compile(r"(?i)(^|\s)T\d+(\s|$)")
 
 @dataclass(frozen=True)
 class AttackRequest:
-    """What to resolve. ``target``: a datasheet name or id, a standard profile (GEQ, MEQ, TEQ,
-    VEHICLE, MONSTER) or an inline profile such as ``"T4 Sv3+ W2 x10 inv4+ fnp5+ INFANTRY"``."""
+    """What to resolve. ``attacker``: a datasheet name or id, or None for custom weapon profiles
+    alone. ``target``: a datasheet name or id, a standard profile (GEQ, MEQ, TEQ, VEHICLE,
+    MONSTER) or an inline profile such as ``"T4 Sv3+ W2 x10 inv4+ fnp5+ INFANTRY"``. ``phase``
+    None: the shooting phase, or the fight phase when every weapon named (``weapons``,
+    ``weapon_profiles``) is a melee weapon (said in a note)."""
 
-    attacker: str
+    attacker: str | None
     target: str
-    phase: Phase = "shooting"
+    phase: Phase | None = None
     weapons: tuple[str, ...] = ()
     models: int | None = None
     target_models: int | None = None
@@ -67,6 +72,9 @@ class AttackRequest:
     allocation: str | tuple[str, ...] = "listed"
     #: What the attacker's Precision choices maximise (``units.OBJECTIVES``).
     objective: str = "character"
+    #: Custom weapons (``inputs.parse_weapon_profile``): ``"A2 BS3+ S4 AP-1 D1 [LETHAL HITS]"``, each
+    #: fired by ``models`` models (default 1), with the ``weapons`` named or in place of the loadout.
+    weapon_profiles: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -137,8 +145,11 @@ def resolve_target(con, text: str, models: int | None = None, notes: list[str] |
     return dataclasses.replace(target, models=models) if models is not None else target
 
 
-def attack(request: AttackRequest, db: Path = query.DEFAULT_DB) -> AttackOutcome:
-    """Resolve ``request`` against the database at ``db`` with the exact engine.
+def attack(request: AttackRequest, db: Path = query.DEFAULT_DB, explain: bool = True) -> AttackOutcome:
+    """Resolve ``request`` against the database at ``db`` with the exact engine. Without
+    ``explain`` the wordings of the rules applied are not looked up (``wh40k attack`` without
+    ``--explain``): each of ``AttackOutcome.explained`` has its rule key, summary and edition,
+    and a note saying so.
 
     Raises ``DatabaseError`` (no database), ``NotFoundError`` (unknown unit or weapon, with
     suggestions) and ``InputError`` (a target without characteristics, a bad inline profile).
@@ -148,7 +159,7 @@ def attack(request: AttackRequest, db: Path = query.DEFAULT_DB) -> AttackOutcome
     check_request(request)
     con = query.open_database(db)
     try:
-        return _attack(con, request)
+        return _attack(con, request, explain)
     finally:
         con.close()
 
@@ -156,8 +167,8 @@ def attack(request: AttackRequest, db: Path = query.DEFAULT_DB) -> AttackOutcome
 def attack_with(con, request: AttackRequest, explain: bool = True) -> AttackOutcome:
     """``attack`` on a connection the caller opened with ``query.open_database`` (and closes):
     a server answers many requests over one database. Without ``explain`` the outcome's
-    ``explained`` is empty (the caller looks the wordings up itself, ``explain_steps``). Raises
-    what ``attack`` raises."""
+    ``explained`` has no wordings (``unexplained_steps``; the caller looks them up itself,
+    ``explain_steps``). Raises what ``attack`` raises."""
     check_request(request)
     return _attack(con, request, explain)
 
@@ -165,12 +176,17 @@ def attack_with(con, request: AttackRequest, explain: bool = True) -> AttackOutc
 def _attack(con, request: AttackRequest, explain: bool = True) -> AttackOutcome:
     notes: list[str] = []
     edition = query.latest_edition(con) if request.edition is None else request.edition
-    sheet, others = query.find_datasheet_preferring(con, request.attacker, edition)
+    sheet, others = None, []
+    if request.attacker is not None:
+        sheet, others = query.find_datasheet_preferring(con, request.attacker, edition)
     if others:
         notes.append(f"attacker {request.attacker!r}: using {sheet['datasheet_id']}; also matching: "
                      + ", ".join(o["datasheet_id"] for o in others) + " (pass a datasheet id to choose)")
-    if sheet.get("edition") is not None and sheet["edition"] != edition:
+    if sheet is not None and sheet.get("edition") is not None and sheet["edition"] != edition:
         notes.append(_other_edition_note("attacker", sheet, edition))
+    custom = [parse_weapon_profile(text, request.models or 1, edition) for text in request.weapon_profiles]
+    request = dataclasses.replace(request, phase=request.phase or _phase(con, sheet, request.weapons, custom, notes))
+    _check_custom_phase(custom, request.phase)
     target_notes: list[str] = []
     target = resolve_target(con, request.target, request.target_models, target_notes, request.phase, edition)
     if request.feel_no_pain is not None:
@@ -178,12 +194,12 @@ def _attack(con, request: AttackRequest, explain: bool = True) -> AttackOutcome:
     context = dataclasses.replace(request.context, edition=edition)
     if request.phase == "fight" and context.cover:
         context = dataclasses.replace(context, cover=False)
-    keywords = frozenset(k for (k,) in con.execute(
+    keywords = frozenset() if sheet is None else frozenset(k for (k,) in con.execute(
         "SELECT upper(keyword) FROM keywords WHERE datasheet_id = ?", [sheet["datasheet_id"]]).fetchall())
     context = dataclasses.replace(context, attacker_keywords=keywords | context.attacker_keywords)
     try:
-        weapons = attacker_weapons(con, sheet, request.phase, request.weapons, request.models, notes,
-                                   target=target, context=context)
+        weapons = [] if sheet is None or (custom and not request.weapons) else attacker_weapons(
+            con, sheet, request.phase, request.weapons, request.models, notes, target=target, context=context)
     except NotFoundError as exc:
         if not others:
             raise
@@ -191,10 +207,14 @@ def _attack(con, request: AttackRequest, explain: bool = True) -> AttackOutcome:
             f"{exc} (in {sheet['datasheet_id']}; other datasheets of that name: "
             + ", ".join(o["datasheet_id"] for o in others) + ": pass one as the attacker)"
         ) from None
+    weapons = weapons + custom
+    if request.leaders and sheet is None:
+        raise InputError("a Leader (--leader) joins an attacker from the database: name the attacking unit, "
+                         "or leave --leader out with --weapon-profile alone")
     for name in request.leaders:
         weapons += _leader_weapons(con, name, sheet, request, edition, notes, target, context)
     notes.extend(target_notes)
-    if context.damaged:
+    if context.damaged and sheet is not None:
         notes.append(damaged_note(con, sheet, context.edition))
     from pipeline.effects.named import effects_for
 
@@ -202,19 +222,53 @@ def _attack(con, request: AttackRequest, explain: bool = True) -> AttackOutcome:
                                                                   context)
     notes.extend(effect_notes)
     unit = _target_unit(con, request, edition, notes)
+    attacker = sheet["name"] if sheet is not None else "custom weapon profile" + ("s" if len(custom) > 1 else "")
     if unit is None:
         result = exact.resolve(weapons, target, context)
-        return AttackOutcome(sheet["name"], tuple(weapons), target, result,
-                             explain_steps(con, result, context.edition) if explain else (), tuple(notes), applied)
+        steps = explain_steps(con, result, context.edition) if explain else unexplained_steps(result, context.edition)
+        return AttackOutcome(attacker, tuple(weapons), target, result, steps, tuple(notes), applied)
     from pipeline.engine.units import resolve_unit
 
     outcome = resolve_unit(weapons, unit, context, policy=request.allocation, objective=request.objective)
     first = unit.lines[0]
     target = dataclasses.replace(first.as_target(unit), name=unit.name)
-    name = " + ".join([sheet["name"], *request.leaders]) if request.leaders else sheet["name"]
-    return AttackOutcome(name, tuple(weapons), target, outcome.result,
-                         explain_steps(con, outcome.result, context.edition) if explain else (), tuple(notes), applied,
-                         outcome)
+    name = " + ".join([attacker, *request.leaders]) if request.leaders else attacker
+    steps = (explain_steps(con, outcome.result, context.edition) if explain
+             else unexplained_steps(outcome.result, context.edition))
+    return AttackOutcome(name, tuple(weapons), target, outcome.result, steps, tuple(notes), applied, outcome)
+
+
+def _phase(con, sheet: dict | None, names: tuple[str, ...], custom: list[Weapon], notes: list[str]) -> Phase:
+    """The phase of an attack given no ``--phase``: the fight phase when every weapon named is a
+    melee weapon (a name of the datasheet ``sheet`` with melee profiles only, a custom profile
+    with WS or ``Melee``), said in ``notes``; else the shooting phase."""
+    kinds: list[tuple[str, bool]] = [(f"weapon profile {w.name!r}", w.is_melee) for w in custom]
+    if sheet is not None and names:
+        profiles = con.execute("SELECT DISTINCT weapon_name, is_melee FROM weapon_profiles WHERE datasheet_id = ?",
+                               [sheet["datasheet_id"]]).fetchall()
+        ranged = [n for n, melee in profiles if not melee]
+        melee = [n for n, is_melee in profiles if is_melee]
+        for asked in names:
+            candidates = [asked, loadout_item(asked)[1] if COUNTED_ITEM.fullmatch(asked) else asked]
+            candidates += [split_choice(c)[0] for c in candidates]
+            if any(match_weapon(c, ranged) for c in candidates):
+                kinds.append((asked, False))
+            elif any(match_weapon(c, melee) for c in candidates):
+                kinds.append((f"weapon {asked!r} of {sheet['name']}", True))
+    if not kinds or not all(is_melee for _, is_melee in kinds):
+        return "shooting"
+    notes.append(f"{', '.join(what for what, _ in kinds)}: {'a melee weapon' if len(kinds) == 1 else 'melee weapons'}, "
+                 "so the attack is resolved in the fight phase (as with --phase fight)")
+    return "fight"
+
+
+def _check_custom_phase(custom: list[Weapon], phase: Phase) -> None:
+    """Raise ``InputError`` for a custom profile of the other phase than ``phase``."""
+    for w in custom:
+        if w.is_melee != (phase == "fight"):
+            kind, other = ("a melee", "shooting") if w.is_melee else ("a ranged", "fight")
+            raise InputError(f"weapon profile {w.name!r} is {kind} weapon, and the attack is in the {other} phase: "
+                             f"resolve it with --phase {'fight' if w.is_melee else 'shooting'} (one phase per attack)")
 
 
 def damaged_note(con, sheet: dict, edition: int) -> str:
@@ -280,16 +334,27 @@ def check_request(request: AttackRequest) -> None:
     ...
     pipeline.errors.InputError: --models 2000: at most 1000 models fire one weapon; give a smaller --models
     """
-    check_name(request.attacker, "unit name")
+    if request.attacker is None:
+        if not request.weapon_profiles:
+            raise InputError("no attacker and no weapon profile: name the attacking unit, or give its weapons "
+                             'with --weapon-profile "A2 BS3+ S4 AP-1 D1"')
+        if request.weapons:
+            raise InputError(f"--weapon {request.weapons[0]!r} names a weapon of the attacking unit: name the unit "
+                             "too, or describe the weapon with --weapon-profile")
+    else:
+        check_name(request.attacker, "unit name")
     check_name(request.target, "target")
-    if len(request.weapons) > limits.MAX_WEAPONS_PER_ATTACK:
-        raise limit_error(f"--weapon given {len(request.weapons)} times",
+    given = len(request.weapons) + len(request.weapon_profiles)
+    if given > limits.MAX_WEAPONS_PER_ATTACK:
+        raise limit_error(f"--weapon and --weapon-profile given {given} times",
                           f"at most {limits.MAX_WEAPONS_PER_ATTACK} weapon profiles in one attack",
                           "resolve them in several attacks")
     for weapon in request.weapons:
         check_name(weapon, "weapon name")
     for name in (*request.with_effects, *request.without_effects):
         check_name(name, "rule name")
+    for profile in request.weapon_profiles:
+        check_name(profile, "weapon profile")
     if request.models is not None and request.models > limits.MAX_MODELS_PER_WEAPON:
         raise limit_error(f"--models {request.models}", f"at most {limits.MAX_MODELS_PER_WEAPON} models fire one "
                           "weapon", "give a smaller --models")
@@ -331,6 +396,12 @@ def explain_steps(con, result: AttackResult, edition: int) -> tuple[ExplainedSte
             out.append(ExplainedStep(step.rule_key, step.summary, edition, None, None, None, None,
                                      _other_mode_wording(con, step.rule_key, edition)))
     return tuple(out)
+
+
+def unexplained_steps(result: AttackResult, edition: int) -> tuple[ExplainedStep, ...]:
+    """Each step of ``result`` without its wording (not looked up: ``attack(..., explain=False)``)."""
+    return tuple(ExplainedStep(step.rule_key, step.summary, edition, None, None, None, None,
+                               "the wording is looked up with --explain") for step in result.steps)
 
 
 def _other_mode_wording(con, rule_key: str, edition: int) -> str | None:

@@ -14,8 +14,6 @@ import unicodedata
 from functools import lru_cache
 from typing import Any, Callable, Sequence
 
-from bs4 import BeautifulSoup
-
 from pipeline.errors import InputError
 
 #: Characters read as a plain hyphen-minus in names and values.
@@ -91,6 +89,8 @@ def html_to_text(fragment: str) -> str:
         fragment = html.unescape(fragment)
     if "<" not in fragment:
         return "\n".join(clean_line(x) for x in html.unescape(fragment).split("\n") if x.strip())
+    from bs4 import BeautifulSoup  # here: the readers of a built database never load bs4
+
     soup = BeautifulSoup(fragment, "lxml")
     if _LINE_TAGS.search(fragment):
         for br in soup.find_all("br"):
@@ -153,6 +153,8 @@ _MARK = "data-wh40k-fragment"
 def _parse_together(fragments: list[str]) -> list[str]:
     if len(fragments) == 1 or any(_MARK in f for f in fragments):
         return [html_to_text(f) for f in fragments]
+    from bs4 import BeautifulSoup
+
     soup = BeautifulSoup("".join(f'<div {_MARK}="{i}">{f}</div>' for i, f in enumerate(fragments)), "lxml")
     body = soup.body
     wrappers = [] if body is None else [c for c in body.children if getattr(c, "name", None) is not None]

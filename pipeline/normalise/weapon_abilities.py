@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Literal, NamedTuple
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from pipeline.errors import NormaliseError
 from pipeline.normalise.characteristics import dice
 from pipeline.normalise.text import clean_line
-from schemas.records import WeaponAbility
 from schemas.types import DiceExpr
+
+if TYPE_CHECKING:  # the records (pydantic) are imported by the build, not by the attack engine
+    from schemas.records import WeaponAbility
 
 ParamKind = Literal["none", "value", "optional-value"]
 
@@ -154,6 +156,8 @@ def weapon_ability_record(
 ) -> WeaponAbility:
     """The ``weapon_abilities`` row of a parsed ability on one weapon profile (its flags are
     the caller's to record, with its own locator)."""
+    from schemas.records import WeaponAbility
+
     return WeaponAbility(
         source_id=source_id,
         locator=locator,
