@@ -216,11 +216,15 @@ def _attack(con, request: AttackRequest, explain: bool = True) -> AttackOutcome:
     notes.extend(target_notes)
     if context.damaged and sheet is not None:
         notes.append(damaged_note(con, sheet, context.edition))
-    from pipeline.effects.named import effects_for
+    applied: tuple = ()
+    if request.with_effects or request.without_effects or not _is_profile(request.target):
+        # named rules, or a datasheet target whose own rules may apply by default (a standard or
+        # inline profile has none: the effects are not even imported)
+        from pipeline.effects.named import effects_for
 
-    weapons, target, context, applied, effect_notes = effects_for(con, request, sheet, edition, weapons, target,
-                                                                  context)
-    notes.extend(effect_notes)
+        weapons, target, context, applied, effect_notes = effects_for(con, request, sheet, edition, weapons, target,
+                                                                      context)
+        notes.extend(effect_notes)
     unit = _target_unit(con, request, edition, notes)
     attacker = sheet["name"] if sheet is not None else "custom weapon profile" + ("s" if len(custom) > 1 else "")
     if unit is None:
@@ -236,6 +240,16 @@ def _attack(con, request: AttackRequest, explain: bool = True) -> AttackOutcome:
     steps = (explain_steps(con, outcome.result, context.edition) if explain
              else unexplained_steps(outcome.result, context.edition))
     return AttackOutcome(name, tuple(weapons), target, outcome.result, steps, tuple(notes), applied, outcome)
+
+
+def _is_profile(text: str) -> bool:
+    """Whether a target text is a standard profile (``MEQ``) or an inline one (``T4 Sv3+ W2``),
+    not a datasheet name.
+
+    >>> _is_profile("meq"), _is_profile("T4 Sv3+ W2 x10"), _is_profile("Boyz")
+    (True, True, False)
+    """
+    return text.strip().upper() in STANDARD_PROFILES or bool(_INLINE.search(text))
 
 
 def _phase(con, sheet: dict | None, names: tuple[str, ...], custom: list[Weapon], notes: list[str]) -> Phase:
