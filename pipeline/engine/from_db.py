@@ -746,6 +746,21 @@ def invulnerable_save_against(line: dict, phase: Phase) -> tuple[int | None, str
     return None, f"its {value}+ invulnerable save has a scope the engine cannot read ({scope!r}): not applied"
 
 
+def _usable_lines(con: duckdb.DuckDBPyConnection, datasheet: dict) -> tuple[list[dict], list[dict]]:
+    """A datasheet's model lines and those with characteristics (T and W); raises ``InputError``
+    when none has them (the source lost them), naming an inline profile to use instead."""
+    lines = _rows(con.execute(
+        "SELECT * FROM model_profiles WHERE datasheet_id = ? ORDER BY line", [datasheet["datasheet_id"]]))
+    usable = [ln for ln in lines if ln["toughness"] and ln["wounds"]]
+    if not usable:
+        raise InputError(
+            f"{datasheet['name']} ({datasheet['datasheet_id']}) has no model characteristics in the "
+            "database (its source lost them); give the target as an inline profile, "
+            'e.g. --target "T3 Sv3+ W1 x10 INFANTRY"'
+        )
+    return lines, usable
+
+
 def target_from_datasheet(
     con: duckdb.DuckDBPyConnection,
     datasheet: dict,
@@ -763,15 +778,7 @@ def target_from_datasheet(
     is not given (``--target-models``; never 1 model assumed).
     """
     notes = notes if notes is not None else []
-    lines = _rows(con.execute(
-        "SELECT * FROM model_profiles WHERE datasheet_id = ? ORDER BY line", [datasheet["datasheet_id"]]))
-    usable = [ln for ln in lines if ln["toughness"] and ln["wounds"]]
-    if not usable:
-        raise InputError(
-            f"{datasheet['name']} ({datasheet['datasheet_id']}) has no model characteristics in the "
-            "database (its source lost them); give the target as an inline profile, "
-            'e.g. --target "T3 Sv3+ W1 x10 INFANTRY"'
-        )
+    lines, usable = _usable_lines(con, datasheet)
     count = models
     if count is None:
         count, how = model_count(con, datasheet)
@@ -967,14 +974,7 @@ def unit_lines(con: duckdb.DuckDBPyConnection, datasheet: dict, models: int | No
     Raises ``InputError`` as ``target_from_datasheet`` does."""
     from pipeline.engine.units import ModelLine
 
-    lines = _rows(con.execute(
-        "SELECT * FROM model_profiles WHERE datasheet_id = ? ORDER BY line", [datasheet["datasheet_id"]]))
-    usable = [ln for ln in lines if ln["toughness"] and ln["wounds"]]
-    if not usable:
-        raise InputError(
-            f"{datasheet['name']} ({datasheet['datasheet_id']}) has no model characteristics in the "
-            "database (its source lost them); give the target as an inline profile, "
-            'e.g. --target "T3 Sv3+ W1 x10 INFANTRY"')
+    lines, usable = _usable_lines(con, datasheet)
     count = models
     if count is None:
         count, how = model_count(con, datasheet)

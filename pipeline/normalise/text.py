@@ -92,15 +92,21 @@ def html_to_text(fragment: str) -> str:
     from bs4 import BeautifulSoup  # here: the readers of a built database never load bs4
 
     soup = BeautifulSoup(fragment, "lxml")
+    text = _text_of(soup, fragment)
+    soup.decompose()  # a parse tree is cyclic: free it now, not at the next collection
+    return text
+
+
+def _text_of(node: Any, fragment: str) -> str:
+    """The clean text of a parsed ``fragment`` (its tree ``node``): with line structure, one line
+    per ``<br>`` and block element."""
     if _LINE_TAGS.search(fragment):
-        for br in soup.find_all("br"):
+        for br in node.find_all("br"):
             br.replace_with("\n")
-        for tag in soup.find_all(_BLOCK_TAGS):
+        for tag in node.find_all(_BLOCK_TAGS):
             tag.insert_before("\n")
             tag.insert_after("\n")
-    text = soup.get_text()
-    soup.decompose()  # a parse tree is cyclic: free it now, not at the next collection
-    lines = (clean_line(line) for line in text.split("\n"))
+    lines = (clean_line(line) for line in node.get_text().split("\n"))
     return "\n".join(line for line in lines if line)
 
 
@@ -164,16 +170,7 @@ def _parse_together(fragments: list[str]) -> list[str]:
         soup.decompose()
         half = len(fragments) // 2  # a fragment leaks out of its wrapper: find it by halves
         return _parse_together(fragments[:half]) + _parse_together(fragments[half:])
-    texts = []
-    for fragment, wrapper in zip(fragments, wrappers):
-        if _LINE_TAGS.search(fragment):
-            for br in wrapper.find_all("br"):
-                br.replace_with("\n")
-            for tag in wrapper.find_all(_BLOCK_TAGS):
-                tag.insert_before("\n")
-                tag.insert_after("\n")
-        lines = (clean_line(line) for line in wrapper.get_text().split("\n"))
-        texts.append("\n".join(line for line in lines if line))
+    texts = [_text_of(wrapper, fragment) for fragment, wrapper in zip(fragments, wrappers)]
     soup.decompose()
     return texts
 
