@@ -797,7 +797,7 @@ class MatchupTarget(Record):
     target_name: str
     kind: str
     faction_id: str | None
-    models: int
+    models: int  # the models of the target unit (its smallest size; 1 for a standard profile)
     target_key: int
 
 
@@ -813,12 +813,12 @@ class Matchup(Record):
     __key__ = ("edition", "weapon_key", "target_key")
 
     edition: Edition
-    weapon_key: int
-    target_key: int
+    weapon_key: int  # the distinct weapon (matchup_weapons.weapon_key)
+    target_key: int  # the distinct target (matchup_targets.target_key)
     expected_damage: float | None
-    expected_models_destroyed: float | None
-    p_any_destroyed: float | None
-    p_unit_destroyed: float | None
+    expected_models_destroyed: float | None  # E[models destroyed] of the target unit
+    p_any_destroyed: float | None  # P(at least one model destroyed)
+    p_unit_destroyed: float | None  # P(every model of the target unit destroyed)
     resolution: str
 
 

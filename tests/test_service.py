@@ -76,15 +76,16 @@ def test_attack_is_the_attack_commands_json(api, db, capsys):
     body = {"attacker": "Battle Sisters Squad", "target": "MEQ", "half_range": True, "reroll_hits": "ones"}
     got = api.post("/api/attack", json=body)
     assert got.status_code == 200
+    # the API gives each step with its wording, as the command does with --explain
     expected = cli_json(capsys, "attack", "Battle Sisters Squad", "--target", "MEQ", "--half-range",
-                        "--reroll-hits", "ones", "--db", str(db))
+                        "--reroll-hits", "ones", "--explain", "--db", str(db))
     assert got.json() == expected
     assert sum(got.json()["models_destroyed"]["pmf"]) == pytest.approx(1.0, abs=1e-12)
     # the cached answer is the same
     assert api.post("/api/attack", json=body).json() == expected
     damaged = api.post("/api/attack", json={**body, "damaged": True, "cover": True})
     assert damaged.json() == cli_json(capsys, "attack", "Battle Sisters Squad", "--target", "MEQ", "--half-range",
-                                      "--reroll-hits", "ones", "--damaged", "--cover", "--db", str(db))
+                                      "--reroll-hits", "ones", "--damaged", "--cover", "--explain", "--db", str(db))
     assert damaged.json()["hits"]["mean"] < expected["hits"]["mean"]
 
 
@@ -95,7 +96,7 @@ def test_attack_in_the_fight_phase_with_an_inline_target_and_edition_10(api, db,
     assert got.status_code == 200, got.text
     assert got.json() == cli_json(capsys, "attack", "Canoness", "--target", "T4 Sv3+ W2 x5 inv5+ INFANTRY",
                                   "--phase", "fight", "--edition", "10", "--charged", "--fnp", "6",
-                                  "--db", str(db))
+                                  "--explain", "--db", str(db))
     assert got.json()["target"]["feel_no_pain"] == 6 and got.json()["target"]["invulnerable_save"] == 5
 
 
