@@ -53,6 +53,26 @@ class Current:
     keywords: bool = False
 
 
+def _keyword_list(text: str) -> tuple[list[str], list[str]]:
+    """The keywords of a ", "-joined list as printed, and the same folded for comparison.
+
+    >>> _keyword_list("Vehicle, FRAME,  ")
+    (['Vehicle', 'FRAME'], ['VEHICLE', 'FRAME'])
+    """
+    words = [w.strip() for w in text.split(",") if w.strip()]
+    return words, [_fold_keyword(w) for w in words]
+
+
+def _fold_keyword(word: str | None) -> str:
+    return (word or "").translate(_FOLD).upper()
+
+
+def _whole_words(folded: str) -> str:
+    """The pattern of a folded wording found as whole words (when it starts with a letter or a
+    digit) or as printed (a quote mark, a dash)."""
+    return rf"(?<!\w){re.escape(folded)}(?!\w)" if folded[:1].isalnum() else re.escape(folded)
+
+
 def undo(form: str, old: str | None, new: str | None, current: Current) -> tuple[str | None, str | None]:
     """The wording before an erratum of ``form`` (``change_form``) applied to ``current``, or
     None and why not.
@@ -69,10 +89,9 @@ def undo(form: str, old: str | None, new: str | None, current: Current) -> tuple
     if form == "change-to":
         return None, "replaces the whole wording: the wording before it is in no source"
     if current.keywords:
-        words = [w.strip() for w in current.text.split(",") if w.strip()]
-        folded = [w.translate(_FOLD).upper() for w in words]
+        words, folded = _keyword_list(current.text)
         if form in ("add", "remove-add"):
-            want = (new or "").translate(_FOLD).upper()
+            want = _fold_keyword(new)
             if want not in folded:
                 return None, f"the added keyword {new!r} is not among the keywords in force"
             index = folded.index(want)
@@ -92,15 +111,13 @@ def undo(form: str, old: str | None, new: str | None, current: Current) -> tuple
         return None, f"a {form} change"
     text = current.text.translate(_FOLD)
     want = new.translate(_FOLD)
-    count = len(re.findall(rf"(?<!\w){re.escape(want)}(?!\w)", text)) if want[:1].isalnum() else text.count(want)
-    if count == 0:
+    found = list(re.finditer(_whole_words(want), text))
+    if not found:
         return None, f"the new wording {new!r} is not in the wording in force"
-    if count > 1:
-        return None, f"the new wording {new!r} is {count} times in the wording in force: which one changed is not known"
-    if want[:1].isalnum():
-        start = re.search(rf"(?<!\w){re.escape(want)}(?!\w)", text).start()  # type: ignore[union-attr]
-    else:
-        start = text.index(want)
+    if len(found) > 1:
+        return None, (f"the new wording {new!r} is {len(found)} times in the wording in force: which one changed "
+                      "is not known")
+    start = found[0].start()
     replacement = "" if form == "add" else (old or "")
     before = current.text[:start] + replacement + current.text[start + len(want):]
     return re.sub(r" +([.,;:])", r"\1", re.sub(r"  +", " ", before)).strip(), None
@@ -118,9 +135,8 @@ def apply(form: str, old: str | None, new: str | None, current: Current) -> tupl
     ('VEHICLE, FRAME', None)
     """
     if current.keywords:
-        words = [w.strip() for w in current.text.split(",") if w.strip()]
-        folded = [w.translate(_FOLD).upper() for w in words]
-        want, gone = (new or "").translate(_FOLD).upper(), (old or "").translate(_FOLD).upper()
+        words, folded = _keyword_list(current.text)
+        want, gone = _fold_keyword(new), _fold_keyword(old)
         if want and want in folded:
             return None, f"{new!r} is already in force"
         if form == "add" and new:
@@ -137,8 +153,7 @@ def apply(form: str, old: str | None, new: str | None, current: Current) -> tupl
         return None, f"a {form} change cannot be applied to free text"
     text = current.text.translate(_FOLD)
     want = old.translate(_FOLD)
-    pattern = rf"(?<!\w){re.escape(want)}(?!\w)" if want[:1].isalnum() else re.escape(want)
-    found = list(re.finditer(pattern, text))
+    found = list(re.finditer(_whole_words(want), text))
     if len(found) != 1:
         return None, f"the old wording {old!r} is {len(found)} times in the wording in force"
     start = found[0].start()
