@@ -99,6 +99,9 @@ class ModelLine:
     for none. ``character``: the models have the CHARACTER keyword. ``role``: ``bodyguard`` (the
     unit's own models), ``leader`` or ``support`` (an 11th-edition Support unit) for the models
     of a unit attached to it. ``unit``: the name of the unit the line belongs to.
+    ``damage_reduction``: ``"one"`` (-1 Damage) or ``"half"`` for the attacks allocated to these
+    models only (a Leader's "models in that unit ... subtract 1 from the Damage"), besides the
+    attack's ``Context.damage_reduction``; the greater reduction holds.
     """
 
     name: str
@@ -114,6 +117,17 @@ class ModelLine:
     character: bool = False
     role: Role = "bodyguard"
     unit: str = ""
+    damage_reduction: Literal["one", "half"] | None = None
+
+    def context(self, context: Context) -> Context:
+        """``context`` with this line's damage reduction (the greater of the two: half before -1).
+
+        >>> ModelLine("Sister", 1, 3, 3, 1, damage_reduction="one").context(Context()).damage_reduction
+        'one'
+        """
+        if self.damage_reduction is None or context.damage_reduction == "half":
+            return context
+        return dataclasses.replace(context, damage_reduction=self.damage_reduction)
 
     def as_target(self, unit: "UnitTarget", toughness: int | None = None) -> Target:
         """This line as an identical-model ``Target`` of the unit (the unit's keywords, model
@@ -422,18 +436,31 @@ def resolve_unit(
         if best is None or score > best[0] + 1e-12:
             best = (score, option, x)
     _, option, x = best
+    by_wound = (precision is None and any(can) and context.edition == 10
+                and all(p.counts.joint is None for per_t in plans for p in per_t.values()))
+    per_weapon_score = best[0]
+    if by_wound:
+        option, policy_score = chain.policy(plans, can, objective, option)
+        x = chain.run(plans, option)
     if any(can):
         rule = "10th edition, Precision" if context.edition == 10 else "11th edition, 24.29 [PRECISION]"
-        for weapon_plans, chosen, c in zip(plans, option, can):
-            if c:
-                name = next(iter(weapon_plans.values())).weapon.name
-                choices[f"Precision: {name}"] = "allocated to the CHARACTER models" if chosen else "normal allocation"
-        steps.append(Step("precision", f"Precision ({rule}): "
-                          + ", ".join(f"{next(iter(p.values())).weapon.name} "
-                                      + ("allocated to the CHARACTER models" if ch else "allocated normally")
-                                      for p, ch, c in zip(plans, option, can) if c)
-                          + f"; the choice that maximises the objective '{objective}' (score {best[0]:.6f}, "
-                          f"{len(options)} combination{'s' if len(options) > 1 else ''} compared)"))
+        said = [(next(iter(p.values())).weapon.name, ch.summary() if isinstance(ch, PrecisionPolicy) else
+                 "allocated to the CHARACTER models" if ch else "normal allocation")
+                for p, ch, c in zip(plans, option, can) if c]
+        for name, what in said:
+            choices[f"Precision: {name}"] = what
+        listed = ", ".join(f"{name} {what}" for name, what in said)
+        if by_wound:
+            how = (f"each wound allocated as the attacker likes, knowing the unit's state and the weapon's wounds "
+                   f"left: the policy that maximises the objective '{objective}' (expected {policy_score:.6f}; "
+                   f"one choice per weapon at best: {per_weapon_score:.6f})")
+        else:
+            how = (f"one choice per weapon, the one that maximises the objective '{objective}' (score "
+                   f"{per_weapon_score:.6f}, {len(options)} combination{'s' if len(options) > 1 else ''} compared)")
+            if precision is None and context.edition == 10:
+                how += ("; with Devastating Wounds in the attack the choice is not made wound by wound (a lower "
+                        "bound on the attacker's best)")
+        steps.append(Step("precision", f"Precision ({rule}): {listed}; {how}"))
     elif any(p.weapon.precision for per_t in plans for p in per_t.values()):
         steps.append(Step("precision", "Precision: no effect (the target has no CHARACTER model it could "
                                        "be allocated to instead)"))
@@ -595,6 +622,85 @@ class _Chain:
                     return False
         return True
 
+    # -- The 10th edition's Precision, attack by attack
+
+    def _terminal(self, objective: str) -> np.ndarray:
+        """Per state, what the objective counts at the end: CHARACTER models destroyed, models
+        destroyed, or 0 (``damage`` is counted event by event)."""
+        out = np.zeros(self.size)
+        if objective == "damage":
+            return out
+        for sb in range(self.B.size):
+            for sc in range(self.C.size):
+                if objective == "models":
+                    out[sb * self.C.size + sc] = self.B.destroyed(sb) + self.C.destroyed(sc)
+                else:
+                    out[sb * self.C.size + sc] = self.C.destroyed(sc) + sum(
+                        1 for m in self.B.models[: self.B.destroyed(sb)] if self.unit.lines[m.line].character)
+        return out
+
+    def policy(self, plans, can: list[bool], objective: str, ties: Sequence[bool]) -> tuple[list, float]:
+        """The attacker's best choice for each wound of each [PRECISION] weapon, knowing the state
+        of the unit and the number of the weapon's wounds left to allocate (10th edition, every
+        weapon without Devastating Wounds): backward induction over the weapons and wounds,
+        ``U_k(s) = max(T0 U_{k-1} + r0, T1 U_{k-1} + r1)(s)`` (T0 / T1 an event allocated normally
+        / to the CHARACTER models, r the expected damage of the event for ``damage``, 0 else), the
+        value before a weapon ``sum_w P(w) U_w``, from the objective counted on the final state.
+        A tie keeps ``ties[j]`` (the best one-choice-per-weapon option). Returns (one option per
+        weapon: a ``PrecisionPolicy`` where ``can``, else False; the expected objective)."""
+        V = self._terminal(objective)
+        option: list = [False] * len(plans)
+        step = 1e-20  # complex step: d/dz of the damage counter at z = 1 is the expected damage
+        for j in range(len(plans) - 1, -1, -1):
+            plan = next(iter(plans[j].values()))
+            count = exact._trim(plan.counts.to_save)
+            mats, rewards = [], []
+            for to_c in ((False, True) if can[j] else (False,)):
+                mats.append(plan._event(to_c, plan.unsaved, plan.normal, 1.0, None))
+                if objective == "damage":
+                    Tz = plan._event(to_c, plan.unsaved, plan.normal, complex(1.0, step), "damage")
+                    rewards.append(Tz.sum(axis=1).imag / step)
+                else:
+                    rewards.append(0.0)
+            U, acc, picks = V, count[0] * V, []
+            for k in range(1, count.size):
+                q = [T @ U + r for T, r in zip(mats, rewards)]
+                if can[j]:
+                    pick = q[1] >= q[0] - 1e-12 if ties[j] else q[1] > q[0] + 1e-12
+                    U = np.where(pick, q[1], q[0])
+                    picks.append(pick)
+                else:
+                    U = q[0]
+                acc = acc + count[k] * U
+            V = acc
+            if can[j]:
+                option[j] = PrecisionPolicy(tuple(picks))
+        return self._with_shares(plans, option), float(V[0])
+
+    def _with_shares(self, plans, option: list) -> list:
+        """``option`` with each policy's expected wounds to the CHARACTER models (a forward run)."""
+        X = np.zeros((1, self.size))
+        X[0, 0] = 1.0
+        out = []
+        for per_t, chosen in zip(plans, option):
+            plan = next(iter(per_t.values()))
+            if isinstance(chosen, PrecisionPolicy):
+                count = exact._trim(plan.counts.to_save)
+                T0 = plan._event(False, plan.unsaved, plan.normal, 1.0, None)
+                T1 = plan._event(True, plan.unsaved, plan.normal, 1.0, None)
+                A, share = count[-1] * X, 0.0
+                for k in range(count.size - 1, 0, -1):
+                    pick = chosen.to_character[k - 1]
+                    share += float((A[:, pick]).sum())
+                    A = A @ np.where(pick[:, None], T1, T0) + count[k - 1] * X
+                wounds = float(np.arange(count.size) @ count)
+                chosen = PrecisionPolicy(chosen.to_character, share, wounds)
+                X = A
+            else:
+                X, _ = plan.apply(X, chosen, 1.0, None)
+            out.append(chosen)
+        return out
+
     # -- Running the chain
 
     def _state_masks(self) -> dict[int, np.ndarray]:
@@ -702,6 +808,28 @@ class _Chain:
                             notes=tuple(s.summary for s in steps), steps=tuple(steps), choices=choices)
 
 
+@dataclass(frozen=True)
+class PrecisionPolicy:
+    """The attacker's choice for each successful wound of one [PRECISION] weapon (10th edition),
+    made as it is allocated: ``to_character[k - 1]`` (one bool per state of the chain) when ``k``
+    of the weapon's wounds are left to allocate, True: to the CHARACTER model. ``share``: the
+    expected number of the weapon's wounds allocated to the CHARACTER models, ``wounds`` the
+    expected number of its wounds."""
+
+    to_character: tuple[np.ndarray, ...]
+    share: float = 0.0
+    wounds: float = 0.0
+
+    def summary(self) -> str:
+        """The choice in words: always, never, or wound by wound (with the expected share)."""
+        if self.share >= self.wounds - 1e-12:
+            return "allocated to the CHARACTER models"
+        if self.share <= 1e-12:
+            return "normal allocation"
+        return (f"wound by wound: {self.share:.4f} of its {self.wounds:.4f} expected wounds to the CHARACTER "
+                "models")
+
+
 def _from_roots(values: np.ndarray) -> np.ndarray:
     """The pmf over 0..n-1 whose generating function takes ``values[k]`` at ``exp(2 pi i k / n)``.
 
@@ -737,8 +865,8 @@ class _WeaponPlan:
             needed = exact.save_roll_target(self.weapon, t, context)
             self.needed.append(needed)
             self.unsaved[i] = 1.0 if needed is None else (needed - 1) / 6
-            self.normal.append(exact.damage_per_event(self.weapon, t, context))
-            self.mortal.append(exact.damage_per_event(self.weapon, t, context, mortal=True))
+            self.normal.append(exact.damage_per_event(self.weapon, t, ln.context(context)))
+            self.mortal.append(exact.damage_per_event(self.weapon, t, ln.context(context), mortal=True))
         self.face_ordered = context.edition == 11 and len({self.needed[i] for i in set(chain.b_order + chain.c_order)}) > 1
         self.pending_factor = 1
 
@@ -807,6 +935,16 @@ class _WeaponPlan:
 
     def _apply_count(self, X, count: np.ndarray, to_character, z, counter, normalise: bool = True) -> np.ndarray:
         count = exact._trim(count)
+        if isinstance(to_character, PrecisionPolicy):
+            # A_k: the mass at each state when k of the weapon's wounds are left to allocate (over
+            # every wound count w >= k); the state's choice picks the row of its event matrix
+            T0 = self._event(False, self.unsaved, self.normal, z, counter)
+            T1 = self._event(True, self.unsaved, self.normal, z, counter)
+            A = count[-1] * X
+            for k in range(count.size - 1, 0, -1):
+                pick = to_character.to_character[k - 1]
+                A = A @ np.where(pick[:, None], T1, T0) + count[k - 1] * X
+            return A
         if not self.face_ordered:
             T = self._event(to_character, self.unsaved, self.normal, z, counter)
             out = X * count[0]

@@ -223,6 +223,42 @@ def test_precision_against_a_wounded_leader_then_the_bodyguard():
     assert close(off.lines["Battle Sister"].at_least(1), 1 - Fraction(1, 36))
 
 
+def test_10th_edition_precision_wound_by_wound_beats_one_choice_per_weapon():
+    """The attacker allocates each Precision wound as it likes (10th edition, Precision: "each time
+    an attack made with such a weapon successfully wounds ..."), knowing the unit and the wounds
+    left. A W2 Canoness (no save) led 1 Sister (W1, no save); weapon P: 2 Precision attacks D1,
+    S8 torrent against T4 (wounds 5/6 each: P(w = 0, 1, 2) = 1/36, 10/36, 25/36); then weapon Q:
+    2 attacks D2, no Precision (P(m >= 1) = 35/36, P(m >= 2) = 25/36). Objective: P(Canoness
+    destroyed).
+
+    - Best policy: w = 2: both to the Canoness (destroyed); w = 1: to the Sister (then one wound
+      of Q's D2 destroys the Canoness); w = 0: Q needs 2 (the first goes to the Sister).
+      P = 25/36 + 10/36 x 35/36 + 1/36 x 25/36 = 1275/1296.
+    - Every Precision wound to the Canoness: w = 1 leaves her on 1 wound behind the Sister, Q needs
+      2: 25/36 + 10/36 x 25/36 + 1/36 x 25/36 = 1175/1296.
+    - Normal allocation: w >= 1 destroys the Sister, then Q needs 1 (a wounded Canoness or not):
+      25/36 x 35/36 + 10/36 x 35/36 + 1/36 x 25/36 = 1250/1296 (the best choice per weapon).
+    """
+    unit = attached(leader_w=2, guards=1)
+    weapons = [torrent("2", 8, precision=True, name="P"), torrent("2", 8, damage="2", name="Q")]
+    best = resolve_unit(weapons, unit, Context(edition=10))
+    assert close(best.characters["Canoness"], Fraction(1275, 1296))
+    assert close(resolve_unit(weapons, unit, Context(edition=10), precision=[True, False]).characters["Canoness"],
+                 Fraction(1175, 1296))
+    assert close(resolve_unit(weapons, unit, Context(edition=10), precision=[False, False]).characters["Canoness"],
+                 Fraction(1250, 1296))
+    # expected wounds of P to the Canoness: w = 2 sends both (2 x 25/36), w = 1 none: 50/36 of 60/36
+    assert best.result.choices["Precision: P"] == "wound by wound: 1.3889 of its 1.6667 expected wounds to the " \
+                                                  "CHARACTER models"
+    step = [s.summary for s in best.result.steps if s.rule_key == "precision"][-1]
+    assert "expected 0.983796; one choice per weapon at best: 0.964506" in step
+    # the unit totals follow the same policy: E[models destroyed] = P(Sister) + P(Canoness), the
+    # Sister destroyed unless w = 2 and Q misses twice, or w = 0 and Q misses twice:
+    # 1 - 25/36 x 1/36 - 1/36 x 1/36 = 1270/1296
+    assert close(best.lines["Battle Sister"].mean, Fraction(1270, 1296))
+    assert close(best.result.models_destroyed.mean, Fraction(1275 + 1270, 1296))
+
+
 def test_objective_damage_and_unknown_objective():
     unit = UnitTarget("u", (ModelLine("Sister", 1, 4, 3, 1),
                             ModelLine("Canoness", 1, 4, 6, 3, character=True, role="leader")))
