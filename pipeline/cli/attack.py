@@ -78,7 +78,7 @@ def outcome_as_dict(outcome: AttackOutcome) -> dict:
     data["effects"] = [dataclasses.asdict(e) for e in outcome.effects]
     if outcome.unit is not None:
         unit = outcome.unit.to_dict()
-        data["unit"] = {k: unit[k] for k in ("lines", "characters", "allocation_order", "objective")}
+        data["unit"] = {k: unit[k] for k in ("lines", "characters", "allocation_order", "objective", "profiles")}
     data["target"] = {"name": t.name, "toughness": t.toughness, "save": t.save, "wounds": t.wounds,
                       "models": t.models, "invulnerable_save": t.invulnerable_save,
                       "feel_no_pain": t.feel_no_pain, "keywords": sorted(t.keywords),
@@ -166,10 +166,12 @@ def _render(outcome: AttackOutcome, explain: bool = False) -> None:
     out.print(f"P(target unit destroyed) = {r.target_destroyed:.4f}", soft_wrap=True)
     if outcome.unit is not None:
         lines = Table(title="Models destroyed per model line", title_justify="left")
-        for col in ("model line", "mean", "P(at least 1)", "P(all)"):
-            lines.add_column(col, justify="left" if col == "model line" else "right")
+        for col in ("model line", "profile", "mean", "P(at least 1)", "P(all)"):
+            lines.add_column(col, justify="left" if col in ("model line", "profile") else "right",
+                             no_wrap=col in ("model line", "profile"))
         for name, d in outcome.unit.lines.items():
-            lines.add_row(cell(name), f"{d.mean:.4f}", f"{d.at_least(1):.4f}", f"{float(d.pmf[-1]):.4f}")
+            lines.add_row(cell(name), cell(outcome.unit.profiles.get(name, "")), f"{d.mean:.4f}",
+                          f"{d.at_least(1):.4f}", f"{float(d.pmf[-1]):.4f}")
         out.print(lines)
         for name, p in outcome.unit.characters.items():
             out.print(f"P({name} destroyed) = {p:.4f}", soft_wrap=True)

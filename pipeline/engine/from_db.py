@@ -1011,21 +1011,35 @@ def unit_from_datasheets(con: duckdb.DuckDBPyConnection, bodyguard: dict, leader
     ``leaders`` attached to it, each checked against ``leader_links`` (``check_leader``: an
     ``InputError`` naming the units a Leader can join). The unit has the keywords of all its
     datasheets (11th edition 19.03) and Stealth when every one of them has it."""
+    return unit_and_parts(con, bodyguard, leaders, models, phase, notes)[0]
+
+
+def unit_and_parts(con: duckdb.DuckDBPyConnection, bodyguard: dict, leaders: Sequence[dict] = (),
+                   models: int | None = None, phase: Phase = "shooting", notes: list[str] | None = None):
+    """``unit_from_datasheets`` and, per datasheet of the unit, a ``unit_effects.SheetPart`` (its
+    row, role, keywords and the indexes of its model lines), Bodyguard first. Raises as
+    ``unit_from_datasheets`` does."""
+    from pipeline.engine.unit_effects import SheetPart
     from pipeline.engine.units import UnitTarget
 
     notes = notes if notes is not None else []
     lines = unit_lines(con, bodyguard, models, phase, notes)
-    sheets = [bodyguard]
+    sheets = [(bodyguard, "bodyguard", len(lines))]
     for leader in leaders:
         kind = check_leader(con, leader, bodyguard)
         lines += unit_lines(con, leader, None, phase, notes, role="support" if kind == "support" else "leader")
-        sheets.append(leader)
+        sheets.append((leader, "support" if kind == "support" else "leader", len(lines)))
     keywords: set[str] = set()
     stealth = True
-    for sheet in sheets:
-        keywords |= {r[0].upper() for r in con.execute(
+    parts = []
+    start = 0
+    for sheet, role, end in sheets:
+        own = {r[0].upper() for r in con.execute(
             "SELECT keyword FROM keywords WHERE datasheet_id = ?", [sheet["datasheet_id"]]).fetchall()}
+        keywords |= own
         stealth &= any(slug(n) == "stealth" for (n,) in con.execute(
             "SELECT name FROM abilities WHERE datasheet_id = ?", [sheet["datasheet_id"]]).fetchall())
-    name = " + ".join(s["name"] for s in sheets)
-    return UnitTarget(name, tuple(lines), frozenset(keywords), stealth)
+        parts.append(SheetPart(sheet, role, frozenset(own), tuple(range(start, end))))
+        start = end
+    name = " + ".join(s["name"] for s, _, _ in sheets)
+    return UnitTarget(name, tuple(lines), frozenset(keywords), stealth), parts

@@ -217,7 +217,22 @@ def _attack(con, request: AttackRequest, explain: bool = True) -> AttackOutcome:
     if context.damaged and sheet is not None:
         notes.append(damaged_note(con, sheet, context.edition))
     applied: tuple = ()
-    if request.with_effects or request.without_effects or not _is_profile(request.target):
+    unit_parts = _target_unit(con, request, edition, notes)
+    unit = None
+    if unit_parts is not None:
+        # a unit target: its datasheets' rules and the named ones, model line by model line
+        unit, parts = unit_parts
+        weapons, unit, context, applied, effect_notes = _unit_effects(con, request, sheet, edition, weapons, unit,
+                                                                      context, parts)
+        # a Feel No Pain with a Leader's condition, said "not applied" when the target was read, may
+        # hold now: the rules of the unit said what they did
+        held = {f"({a.rule_name}) only when:" for a in applied}
+        notes[:] = [n for n in notes if not any(h in n for h in held)]
+        notes.extend(effect_notes)
+        if request.feel_no_pain is not None:
+            unit = dataclasses.replace(unit, lines=tuple(dataclasses.replace(ln, feel_no_pain=request.feel_no_pain)
+                                                         for ln in unit.lines))
+    elif request.with_effects or request.without_effects or not _is_profile(request.target):
         # named rules, or a datasheet target whose own rules may apply by default (a standard or
         # inline profile has none: the effects are not even imported)
         from pipeline.effects.named import effects_for
@@ -225,7 +240,6 @@ def _attack(con, request: AttackRequest, explain: bool = True) -> AttackOutcome:
         weapons, target, context, applied, effect_notes = effects_for(con, request, sheet, edition, weapons, target,
                                                                       context)
         notes.extend(effect_notes)
-    unit = _target_unit(con, request, edition, notes)
     attacker = sheet["name"] if sheet is not None else "custom weapon profile" + ("s" if len(custom) > 1 else "")
     if unit is None:
         result = exact.resolve(weapons, target, context)
@@ -316,10 +330,31 @@ def _leader_weapons(con, name: str, bodyguard: dict, request: AttackRequest, edi
     return [dataclasses.replace(w, name=f"{leader['name']}: {w.name}") for w in weapons]
 
 
+def _unit_effects(con, request: AttackRequest, sheet: dict | None, edition: int, weapons: list[Weapon], unit,
+                  context: Context, parts: list):
+    """``unit_effects.unit_effects`` for the attack of ``request``: the attacker's datasheet and
+    its Leaders (``request.leaders``) as the attacking unit's parts, the factions of both units."""
+    from pipeline.engine.unit_effects import SheetPart, unit_effects
+
+    def keywords(row: dict) -> frozenset[str]:
+        return frozenset(k for (k,) in con.execute("SELECT upper(keyword) FROM keywords WHERE datasheet_id = ?",
+                                                   [row["datasheet_id"]]).fetchall())
+
+    attacking = []
+    if sheet is not None:
+        attacking.append(SheetPart(sheet, "bodyguard", keywords(sheet), ()))
+        for name in request.leaders:
+            leader = query.find_datasheet_preferring(con, name, edition)[0]
+            attacking.append(SheetPart(leader, "leader", keywords(leader), ()))
+    factions = [f for f in dict.fromkeys(p.sheet.get("faction_id") for p in [*attacking, *parts]) if f]
+    return unit_effects(con, request, edition, list(weapons), unit, context, parts, attacking, factions)
+
+
 def _target_unit(con, request: AttackRequest, edition: int, notes: list[str]):
     """The ``UnitTarget`` of a target datasheet with several model profiles or with
-    ``target_leaders`` (None for one profile, a standard or an inline profile)."""
-    from pipeline.engine.from_db import unit_from_datasheets
+    ``target_leaders``, with its ``SheetPart`` list (None for one profile, a standard or an
+    inline profile)."""
+    from pipeline.engine.from_db import unit_and_parts
 
     key = request.target.strip().upper()
     if key in STANDARD_PROFILES or _INLINE.search(request.target):
@@ -328,13 +363,10 @@ def _target_unit(con, request: AttackRequest, edition: int, notes: list[str]):
         return None
     sheet, _ = query.find_datasheet_preferring(con, request.target, edition)
     leaders = [query.find_datasheet_preferring(con, n, edition)[0] for n in request.target_leaders]
-    unit = unit_from_datasheets(con, sheet, leaders, request.target_models, request.phase, [])
+    unit, parts = unit_and_parts(con, sheet, leaders, request.target_models, request.phase, [])
     if len(unit.lines) == 1:
         return None
-    if request.feel_no_pain is not None:
-        unit = dataclasses.replace(unit, lines=tuple(dataclasses.replace(ln, feel_no_pain=request.feel_no_pain)
-                                                     for ln in unit.lines))
-    return unit
+    return unit, parts
 
 
 def check_request(request: AttackRequest) -> None:

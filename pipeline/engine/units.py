@@ -119,6 +119,20 @@ class ModelLine:
     unit: str = ""
     damage_reduction: Literal["one", "half"] | None = None
 
+    def profile_text(self) -> str:
+        """The line as resolved, in the inline profile's terms.
+
+        >>> ModelLine("Sister", 2, 3, 3, 1, invulnerable_save=6, feel_no_pain=5, damage_reduction="one").profile_text()
+        'T3 Sv3+ W1 inv6+ fnp5+ -1D'
+        """
+        out = [f"T{self.toughness}", f"Sv{self.save}+" if self.save else "Sv-", f"W{self.wounds}"]
+        out += [f"inv{self.invulnerable_save}+"] if self.invulnerable_save else []
+        out += [f"fnp{self.feel_no_pain}+"] if self.feel_no_pain else []
+        out += [f"fnp{self.feel_no_pain_mortal}+ vs mortal wounds"] if self.feel_no_pain_mortal else []
+        out += [f"fnp{self.feel_no_pain_psychic}+ vs psychic"] if self.feel_no_pain_psychic else []
+        out += {"one": ["-1D"], "half": ["half D"]}.get(self.damage_reduction or "", [])
+        return " ".join(out)
+
     def context(self, context: Context) -> Context:
         """``context`` with this line's damage reduction (the greater of the two: half before -1).
 
@@ -191,6 +205,8 @@ class UnitAttackResult:
     characters: dict[str, float]
     order: tuple[str, ...]
     objective: str = "character"
+    #: line name -> its profile as resolved (``ModelLine.profile_text``: its rules applied)
+    profiles: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         """JSON-ready: the ``AttackResult`` form plus ``lines``, ``characters`` and ``order``."""
@@ -199,6 +215,7 @@ class UnitAttackResult:
         out["characters"] = dict(self.characters)
         out["allocation_order"] = list(self.order)
         out["objective"] = self.objective
+        out["profiles"] = dict(self.profiles)
         return out
 
 
@@ -465,7 +482,8 @@ def resolve_unit(
         steps.append(Step("precision", "Precision: no effect (the target has no CHARACTER model it could "
                                        "be allocated to instead)"))
     result = chain.result(x, plans, option, steps, choices, weapons, context)
-    return UnitAttackResult(result, chain.line_pmfs(x), chain.character_ps(x), tuple(labels), objective)
+    return UnitAttackResult(result, chain.line_pmfs(x), chain.character_ps(x), tuple(labels), objective,
+                            {ln.name: ln.profile_text() for ln in unit.lines})
 
 
 def _labels(unit: UnitTarget, order: list[int]) -> list[str]:
