@@ -331,16 +331,20 @@ def _not_for_all(e: Effect, unit: UnitTarget, lines: tuple[int, ...]) -> Applied
 
 
 def _held(rule: NamedRule, attacker_parts: list[SheetPart], parts: list[SheetPart]) -> NamedRule:
-    """A rule named with ``--with`` with its Leader clause taken away when it holds: the rule is
-    an ability of a Leader of either unit, or of a Bodyguard led by a Leader it names."""
+    """A rule named with ``--with`` with its Leader clause taken away where it holds: an effect on
+    the attacker's side when the rule is an ability of a Leader attached to the attacking unit
+    (or of its Bodyguard, led by a Leader it names), an effect on the target's side likewise for
+    the target unit."""
     if rule.rule_table != "abilities":
         return rule
     sheet_id = rule.rule_id.split("|", 1)[0]
-    for side in (attacker_parts, parts):
+    effects = []
+    for e in rule.effects:
+        side = attacker_parts if e.side == "attacker" else parts
         part = next((p for p in side if p.sheet["datasheet_id"] == sheet_id), None)
-        if part is None:
-            continue
-        holds, _, had = _clause(list(rule.effects), part, [p for p in side if p.role != "bodyguard"])
-        if holds and had:
-            return dataclasses.replace(rule, effects=tuple(_without_clause(e) for e in rule.effects))
-    return rule
+        if part is not None:
+            holds, _, had = _clause([e], part, [p for p in side if p.role != "bodyguard"])
+            if holds and had:
+                e = _without_clause(e)
+        effects.append(e)
+    return dataclasses.replace(rule, effects=tuple(effects))
