@@ -56,7 +56,7 @@ def close(value: float, fraction: Fraction) -> bool:
 def run(db: Path, profile: str = "A1 BS2+ S8 AP-6 D1", **kw):
     request = dict(attacker=None, target="Battle Sisters Squad", edition=10, target_models=2,
                    weapon_profiles=(profile,), target_leaders=("Canoness",))
-    return attack(AttackRequest(**{**request, **kw}), db)
+    return attack(AttackRequest(**{**request, **kw}), db, explain=False)
 
 
 def test_a_leader_s_feel_no_pain_reduces_the_bodyguard_s_losses(lead_db):
@@ -96,7 +96,7 @@ def test_a_bodyguard_rule_for_its_leader_reaches_the_leader_line_only(lead_db):
     assert close(off.unit.characters["Canoness"], Fraction(50, 729))
     # without a Leader the Bodyguard's rule does not hold and the unit is one profile
     alone = attack(AttackRequest(attacker=None, target="Battle Sisters Squad", edition=10, target_models=2,
-                                 weapon_profiles=("A1 BS2+ S8 AP-6 D1",)), lead_db)
+                                 weapon_profiles=("A1 BS2+ S8 AP-6 D1",)), lead_db, explain=False)
     assert alone.unit is None and alone.target.feel_no_pain is None
 
 
