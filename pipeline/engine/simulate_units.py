@@ -11,6 +11,8 @@ wounds to the CHARACTER models while one is left. Devastating Wounds' mortal wou
 every weapon's other attacks, one model each. It shares no allocation code with
 ``pipeline.engine.units``. The wound roll uses the Toughness the unit has when the attacks
 start (``units``' 10th-edition rule; the 11th edition's change of T mid-attack is not simulated).
+A model line's own damage reduction (``ModelLine.damage_reduction``) is applied to the Damage of
+each attack allocated to its models, before its Feel No Pain.
 """
 
 from __future__ import annotations
@@ -80,7 +82,7 @@ def simulate_unit(weapons: Sequence[Weapon], unit: UnitTarget, context: Context 
                 need = needed[k][line]
                 if roll == 1 or need is None or roll < need:
                     unsaved[t] += 1
-                    lost = _fnp(rng, dmg, _fnp_of(lines[line], w, False))
+                    lost = _fnp(rng, _reduced(dmg, lines[line], context), _fnp_of(lines[line], w, False))
                     damage[t] += lost
                     state.inflict(lost, precise[k] and w.precision)
         for k, w in enumerate(weapons):
@@ -88,7 +90,7 @@ def simulate_unit(weapons: Sequence[Weapon], unit: UnitTarget, context: Context 
                 line = state.current(precise[k] and w.precision)
                 if line is None:
                     line = state.last
-                lost = _fnp(rng, dmg, _fnp_of(lines[line], w, True))
+                lost = _fnp(rng, _reduced(dmg, lines[line], context), _fnp_of(lines[line], w, True))
                 damage[t] += lost
                 state.inflict(lost, precise[k] and w.precision)
         for i, _ in state.dead_b + state.dead_c:
@@ -148,6 +150,22 @@ def _fnp_of(line, weapon: Weapon, mortal: bool) -> int | None:
         values.append(line.feel_no_pain_mortal)
     values = [v for v in values if v is not None]
     return min(values) if values else None
+
+
+def _reduced(points: int, line, context: Context) -> int:
+    """A Damage rolled under ``context`` with the line's own reduction on top (at least 1).
+
+    >>> from pipeline.engine.units import ModelLine
+    >>> _reduced(3, ModelLine("x", 1, 4, 3, 3, damage_reduction="one"), Context()), \\
+    ...     _reduced(3, ModelLine("x", 1, 4, 3, 3, damage_reduction="half"), Context())
+    (2, 2)
+    """
+    own = line.damage_reduction
+    if own is None or context.damage_reduction == "half" or own == context.damage_reduction:
+        return points
+    if own == "half":
+        return max(1, -(-points // 2))
+    return max(1, points - 1)
 
 
 def _fnp(rng: np.random.Generator, points: int, roll_target: int | None) -> int:

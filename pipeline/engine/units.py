@@ -39,11 +39,19 @@ Rules (quoted in the tests):
   attacking model's player can choose to have that attack allocated to that CHARACTER model";
   11th edition (24.29): the attacker "can select one allocation group that contains one of those
   visible CHARACTER models ... until those attacks are resolved, or until that CHARACTER group is
-  destroyed ... that CHARACTER group is the current allocation group". The engine takes, per
-  [PRECISION] weapon, one choice for all its attacks (to the CHARACTER models, or not), the
-  combination that maximises the objective (``Objective``: P(a CHARACTER destroyed), summed
-  over the CHARACTER models, by default), and reports it in ``choices``. An attacker who decides
-  attack by attack can do better in the 10th edition; that is not modelled.
+  destroyed ... that CHARACTER group is the current allocation group". The objective
+  (``Objective``) is P(a CHARACTER destroyed) summed over the CHARACTER models by default, or the
+  expected models destroyed, or the expected damage. 10th edition: each successful wound is
+  allocated as the attacker likes, knowing the state of the unit (which models are left, the
+  damage on each) and how many of the weapon's wounds are still to allocate, but not the rolls of
+  the weapons still to fire; the engine takes the optimal policy for that (``_Chain.policy``:
+  backward induction over the weapons and the wounds left, the later weapons in expectation)
+  and reports it beside the best single choice per weapon, its lower bound. With Devastating
+  Wounds in the attack (their mortal wounds wait until every weapon has fired) the 10th edition
+  falls back to one choice per weapon, said in the step. 11th edition: one choice per weapon
+  (its attacks to a CHARACTER group, or not), the combination that maximises the objective; the
+  choice is made before the wound rolls are known, a lower bound on an attacker who selects the
+  group once it sees them. Choices are reported in ``choices``.
 - Devastating Wounds: the mortal wounds of every weapon are allocated after every weapon's other
   attacks, one model each, excess lost (as ``exact``), with the weapon's Precision choice.
 

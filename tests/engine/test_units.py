@@ -26,6 +26,7 @@ highest T characteristic of those models".
 
 from __future__ import annotations
 
+import dataclasses
 from fractions import Fraction
 
 import numpy as np
@@ -285,7 +286,8 @@ def test_allocation_order_puts_characters_last():
 SIM_CASES = [
     ("mixed unit (Boyz and a Boss Nob, Nob first)", 10, "reversed",
      [weapon("3", 3, 5, -1, "D3", models=4, name="heavy"), weapon("2", 3, 4, 0, "1", models=5, name="bolt")],
-     UnitTarget("Boyz", (ModelLine("Boy", 6, 5, 5, 1), ModelLine("Boss Nob", 1, 5, 4, 2, feel_no_pain=6)))),
+     UnitTarget("Boyz", (ModelLine("Boy", 6, 5, 5, 1), ModelLine("Boss Nob", 1, 5, 4, 2, feel_no_pain=6,
+                                                                damage_reduction="one")))),
     ("attached unit with Precision, 11th edition", 11, "listed",
      [weapon("2", 3, 4, -1, "2", models=5, precision=True, name="sniper"),
       weapon("6", 4, 4, 0, "1", lethal_hits=True, devastating_wounds=True, name="dev")],
@@ -316,3 +318,22 @@ def test_simulator_agrees_within_four_standard_errors(case):
     for k, (name, p) in enumerate(exact_r.characters.items()):
         sample = trials.characters[:, k]
         assert abs(sample.mean() - p) <= 4 * np.sqrt(p * (1 - p) / n) + 1e-9, name
+
+
+def test_a_line_s_own_damage_reduction_is_for_its_models_only():
+    """A Bodyguard line with -1 Damage (a Leader's "models in that unit ... subtract 1 from the
+    Damage"), W2, before a W2 CHARACTER without it; 2 attacks D2 wounding on 2+ (5/6), no save.
+    The Bodyguard takes 1 point per wound: destroyed only when both wound, 25/36 (without the
+    reduction the first wound destroys it: 35/36). Forced to the CHARACTER by Precision, her 2 points
+    per wound destroy her on one wound: 35/36."""
+    unit = UnitTarget("u", (ModelLine("Guard", 1, 4, None, 2, damage_reduction="one"),
+                            ModelLine("Hero", 1, 4, None, 2, character=True, role="leader")))
+    r = resolve_unit([torrent("2", 8, damage="2", precision=True)], unit, precision=[False])
+    assert close(r.lines["Guard"].mean, Fraction(25, 36))
+    assert close(r.characters["Hero"], 0)
+    assert r.profiles["Guard"] == "T4 Sv- W2 -1D"
+    plain = resolve_unit([torrent("2", 8, damage="2")], dataclasses.replace(
+        unit, lines=(dataclasses.replace(unit.lines[0], damage_reduction=None), unit.lines[1])))
+    assert close(plain.lines["Guard"].mean, Fraction(35, 36))
+    hero = resolve_unit([torrent("2", 8, damage="2", precision=True)], unit, precision=[True])
+    assert close(hero.characters["Hero"], Fraction(35, 36))
