@@ -143,7 +143,20 @@ def _protective(e: Effect) -> bool:
 
 
 def _lines_for(wording: str, part: SheetPart, unit: UnitTarget, named: list[SheetPart], had: bool) -> tuple[int, ...]:
-    """The lines of ``unit`` a rule of ``part`` worded ``wording`` is for (module docstring)."""
+    """The lines of ``unit`` a rule of ``part`` worded ``wording`` is for (module docstring); ``had``:
+    the rule has a Leader clause, ``named``: the Leaders a Bodyguard's clause names.
+
+    >>> u = UnitTarget("u", (ModelLine("Sister", 2, 3, 3, 1), ModelLine("Canoness", 1, 3, 3, 4, character=True,
+    ...                      role="leader")))
+    >>> guard, lead = SheetPart({}, "bodyguard", frozenset(), (0,)), SheetPart({}, "leader", frozenset(), (1,))
+    >>> _lines_for("While this model is leading a unit, models in that unit have the Feel No Pain 5+ ability.",
+    ...            lead, u, [], True)
+    (0, 1)
+    >>> _lines_for("While a CHARACTER model is leading this unit, that CHARACTER model has the Feel No Pain 4+ "
+    ...            "ability.", guard, u, [lead], True), _lines_for("This model has a 4+ invulnerable save.", lead, u,
+    ...                                                            [], False)
+    ((1,), (1,))
+    """
     every = tuple(range(len(unit.lines)))
     text = wording.lower()
     rest = text.split(",", 1)[1] if had and "," in text else text
