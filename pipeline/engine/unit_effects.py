@@ -244,16 +244,17 @@ def unit_effects(con, request, edition: int, weapons: list[Weapon], unit: UnitTa
     named = [find_named(con, name, edition, factions, own) for name in request.with_effects]
     defaults = unit_rules(con, unit, parts, edition)
     off = {name_key(n) for n in request.without_effects}
-    unknown = [n for n in request.without_effects if name_key(n) not in {name_key(d.rule.name) for d in defaults}]
+    names = {key for d in defaults for key in _keys(d)}
+    unknown = [n for n in request.without_effects if name_key(n) not in names]
     if unknown:
         listed = ", ".join(dict.fromkeys(repr(d.rule.name) for d in defaults)) or "none"
         raise InputError(f"--without {unknown[0]!r}: not one of the target unit's rules applied by default "
-                         f"(those: {listed})")
+                         f"(those: {listed}; 'DATASHEET: NAME' names the rule of one datasheet)")
     every = tuple(range(len(unit.lines)))
     kept: list[LineRule] = []
     for d in defaults:
         where = ", ".join(unit.lines[i].name for i in d.lines)
-        if name_key(d.rule.name) in off:
+        if off & set(_keys(d)):
             notes.append(f"target ability {d.rule.name!r} ({d.sheet_name}) turned off (--without)")
         else:
             notes.append(f"target ability {d.rule.name!r} ({d.sheet_name}) applied by default to {where} "
@@ -299,6 +300,15 @@ def unit_effects(con, request, edition: int, weapons: list[Weapon], unit: UnitTa
     for a in applied:
         notes.append(f"{a.rule_kind.replace('datasheet-ability', 'ability')} {a.rule_name!r}: {a.did}")
     return weapons, unit, context, tuple(applied), notes
+
+
+def _keys(rule: LineRule) -> tuple[str, str]:
+    """The names ``--without`` turns a rule off by: its own, or ``"DATASHEET: NAME"``.
+
+    >>> _keys(LineRule(NamedRule("Invulnerable Save", "datasheet-ability", "abilities", "i", ()), "Hospitaller", ()))
+    ('invulnerablesave', 'hospitallerinvulnerablesave')
+    """
+    return name_key(rule.rule.name), name_key(f"{rule.sheet_name}: {rule.rule.name}")
 
 
 def _named_lines(rule: NamedRule, unit: UnitTarget, parts: list[SheetPart]) -> tuple[int, ...]:

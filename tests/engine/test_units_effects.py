@@ -103,8 +103,14 @@ def test_a_bodyguard_rule_for_its_leader_reaches_the_leader_line_only(lead_db):
 def test_without_names_the_unit_s_rules(lead_db):
     with pytest.raises(InputError, match=r"--without 'Stealth': not one of the target unit's rules applied by "
                                          r"default \(those: 'Invulnerable Save', 'Test Vow', "
-                                         r"'Invulnerable Save \(4\+\)', 'Test Aegis'\)"):
+                                         r"'Invulnerable Save \(4\+\)', 'Test Aegis'; 'DATASHEET: NAME' names "
+                                         r"the rule of one datasheet\)"):
         run(lead_db, without_effects=("Stealth",))
+    # a rule of one datasheet by 'DATASHEET: NAME' (the 6+ the Sisters' profile prints stays)
+    out = run(lead_db, without_effects=("Battle Sisters Squad: Invulnerable Save",))
+    assert "target ability 'Invulnerable Save' (Battle Sisters Squad) turned off (--without)" in out.notes
+    assert any(n.startswith("target ability 'Invulnerable Save (4+)' (Canoness) applied by default")
+               for n in out.notes)
 
 
 def test_with_a_stratagem_on_the_attack_changes_the_per_line_figures(lead_db):
