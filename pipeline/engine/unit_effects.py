@@ -205,6 +205,13 @@ def unit_rules(con, unit: UnitTarget, parts: list[SheetPart], edition: int) -> l
                 continue
             if not had and any(e.conditions for e in kept):
                 continue  # a rule of the unit's own with a condition: as named.target_defaults
+            if not had and len(part.lines) > 1 and "bearer's unit" not in (kept[0].wording or "").lower():
+                # a datasheet of several model lines: its lines have their Feel No Pain (the
+                # feel_no_pain table's model line) and invulnerable saves (the model profiles)
+                # already, and an effects row does not say which line "this model" is
+                kept = tuple(e for e in kept if e.effect not in ("feel-no-pain", "invulnerable-save"))
+                if not kept:
+                    continue
             lines = _lines_for(kept[0].wording, part, unit, named, had)
             if lines:
                 rule = NamedRule(kept[0].rule_name, kept[0].rule_kind, table, rule_id, kept)
