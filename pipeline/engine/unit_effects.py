@@ -282,8 +282,11 @@ def unit_effects(con, request, edition: int, weapons: list[Weapon], unit: UnitTa
             else:
                 applied.append(_not_for_all(e, unit, r.lines))
     first = unit.lines[0].as_target(unit)
+    keyed = [e for e in on_attack if _by_attacking_sheet(e)] if len(attacker_parts) > 1 else []
+    on_attack = [e for e in on_attack if not any(e is k for k in keyed)]
     weapons, target, context, did = apply_effects(on_attack, weapons, first, context, request.phase, choices)
-    applied = did + applied
+    applied = did + applied + _per_attacking_sheet(keyed, weapons, first, context, request.phase, choices,
+                                                   attacker_parts)
     if target.stealth and not unit.stealth:
         unit = dataclasses.replace(unit, stealth=True)
     # the effects on one model: line by line, each listed once with the lines it changed
@@ -307,6 +310,38 @@ def unit_effects(con, request, edition: int, weapons: list[Weapon], unit: UnitTa
     for a in applied:
         notes.append(f"{a.rule_kind.replace('datasheet-ability', 'ability')} {a.rule_name!r}: {a.did}")
     return weapons, unit, context, tuple(applied), notes
+
+
+def _by_attacking_sheet(e: Effect) -> bool:
+    """An effect on the attacker's weapons whose ``attacker:`` condition is read per datasheet of
+    an attacking Attached unit ("each time a CHARACTER model in your unit makes an attack")."""
+    on_weapons = e.effect in ("grant-ability", "extra-hits", "auto-wound") or (
+        e.effect in ("modify-characteristic", "set-characteristic") and e.characteristic not in ("T", "Sv"))
+    return e.side == "attacker" and on_weapons and any(n == "attacker" for n, _ in split_conditions(e.conditions))
+
+
+def _per_attacking_sheet(effects: list[Effect], weapons: list[Weapon], target, context: Context, phase: str,
+                         choices: list[str], attacker_parts: list[SheetPart]) -> list[AppliedEffect]:
+    """Apply ``effects`` to the weapons of each datasheet of the attacking unit (a Leader's are
+    named ``"<Leader>: <weapon>"``) with that datasheet's keywords as the attacker's; ``weapons``
+    is changed in place. One ``AppliedEffect`` per effect and datasheet, naming the datasheet."""
+    if not effects:
+        return []
+    leaders = [p for p in attacker_parts if p.role != "bodyguard"]
+    out: list[AppliedEffect] = []
+    for part in attacker_parts:
+        prefix = f"{part.sheet['name']}: "
+        idx = [i for i, w in enumerate(weapons)
+               if (w.name.startswith(prefix) if part.role != "bodyguard"
+                   else not any(w.name.startswith(f"{lp.sheet['name']}: ") for lp in leaders))]
+        if not idx:
+            continue
+        own = dataclasses.replace(context, attacker_keywords=part.keywords)
+        changed, _, _, did = apply_effects(effects, [weapons[i] for i in idx], target, own, phase, choices)
+        for i, w in zip(idx, changed):
+            weapons[i] = w
+        out += [dataclasses.replace(a, did=f"{a.did} ({part.sheet['name']}'s weapons)") for a in did]
+    return out
 
 
 def _keys(rule: LineRule) -> tuple[str, str]:

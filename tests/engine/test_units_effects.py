@@ -1,7 +1,7 @@
 """A unit target's rules on its model lines (``pipeline.engine.unit_effects``), through the attack
 service, against values derived by hand.
 
-The database: the test database of both editions (``tests/editions_db.py``) with three made-up
+The database: the test database of both editions (``tests/editions_db.py``) with four made-up
 abilities added to its 10th-edition export (the Canoness leads the Battle Sisters Squad there):
 
 - Canoness, "Test Aegis": "While this model is leading a unit, models in that unit have the Feel
@@ -10,6 +10,9 @@ abilities added to its 10th-edition export (the Canoness leads the Battle Sister
   an attack, add 1 to the Hit roll." (the attacker's, by ``--with``);
 - Battle Sisters Squad, "Test Vow": "While a CHARACTER model is leading this unit, that CHARACTER
   model has the Feel No Pain 4+ ability." (the Canoness only).
+- Battle Sisters Squad, "Test Zeal": "Each time a CHARACTER model in this unit makes an attack,
+  improve the Armour Penetration characteristic of that attack by 1." (the attacker's, by
+  ``--with``: the Leader's weapons only).
 
 Profiles (10th edition): a Battle Sister T3 Sv3+ inv6+ W1, the Canoness T3 Sv3+ inv4+ W4. The
 weapon ``A1 BS2+ S8 AP-6 D1``: hits on 2+ (5/6), wounds T3 on 2+ (5/6), the Save 3+ at AP-6 is
@@ -33,6 +36,8 @@ ROWS = (
     "add 1 to the Hit roll.|Datasheet||",
     "000000903|9|||Test Vow|While a CHARACTER model is leading this unit, that CHARACTER model has the Feel No Pain "
     "4+ ability.|Datasheet||",
+    "000000903|10|||Test Zeal|Each time a CHARACTER model in this unit makes an attack, improve the Armour "
+    "Penetration characteristic of that attack by 1.|Datasheet||",
 )
 
 
@@ -148,3 +153,18 @@ def test_with_a_leader_s_rule_on_the_attacking_attached_unit(lead_db):
     alone = run(lead_db, **{**request, "leaders": ()}, with_effects=("Test Lead",))
     lead = next(a for a in alone.effects if a.rule_name == "Test Lead")
     assert not lead.applied and "While this model is leading a unit" in lead.did
+
+
+def test_with_a_rule_for_the_character_models_of_an_attacking_attached_unit(lead_db):
+    """Test Zeal (AP improved by 1 for a CHARACTER model's attacks) reaches the Canoness's bolt
+    pistol (AP-1: the Save 3+ is 4+, failed 1/2) and not the Sister's boltgun (AP0: failed 1/3):
+    E[Sisters destroyed] = 4/6 x 2/3 x 1/3 x 2/3 + 5/6 x 2/3 x 1/2 x 2/3 = 16/162 + 30/162 = 23/81
+    (18/81 without)."""
+    out = run(lead_db, attacker="Battle Sisters Squad", weapons=("boltgun",), models=1, leaders=("Canoness",),
+              weapon_profiles=(), with_effects=("Test Zeal",))
+    assert [(w.name, w.armour_penetration) for w in out.weapons] == [("Boltgun", 0), ("Canoness: Bolt pistol", -1)]
+    assert close(out.unit.lines["Battle Sisters Squad"].mean, Fraction(23, 81))
+    did = {a.did for a in out.effects if a.rule_name == "Test Zeal"}
+    assert did == {"improve AP by 1 [attacker:CHARACTER]: not applied: the attacker is not CHARACTER (Battle Sisters "
+                   "Squad's weapons)", "improve AP by 1 [attacker:CHARACTER]: applied to Canoness: Bolt pistol "
+                   "(Canoness's weapons)"}
