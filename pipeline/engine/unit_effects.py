@@ -182,7 +182,7 @@ def _lines_for(wording: str, part: SheetPart, unit: UnitTarget, named: list[Shee
     return part.lines
 
 
-def unit_rules(con, unit: UnitTarget, parts: list[SheetPart], edition: int) -> list[LineRule]:
+def unit_rules(con, unit: UnitTarget, parts: list[SheetPart]) -> list[LineRule]:
     """The protective rules of the datasheets of ``unit`` that apply by default, each with the
     lines it is for (module docstring), in the order of ``parts``."""
     cols = ", ".join(Effect.model_fields)
@@ -200,7 +200,7 @@ def unit_rules(con, unit: UnitTarget, parts: list[SheetPart], edition: int) -> l
             holds, named, had = _clause(effects, part, leaders)
             if not holds:
                 continue
-            kept = tuple(_without_clause(e) for e in effects if _protective(e))
+            kept = tuple(_without_clause(e) if had else e for e in effects if _protective(e))
             if not kept or any(n == "choice" for e in kept for n, _ in split_conditions(e.conditions)):
                 continue
             if not had and any(e.conditions for e in kept):
@@ -249,7 +249,7 @@ def unit_effects(con, request, edition: int, weapons: list[Weapon], unit: UnitTa
     notes: list[str] = []
     own = [p.sheet["datasheet_id"] for p in [*attacker_parts, *parts]]
     named = [find_named(con, name, edition, factions, own) for name in request.with_effects]
-    defaults = unit_rules(con, unit, parts, edition)
+    defaults = unit_rules(con, unit, parts)
     off = {name_key(n) for n in request.without_effects}
     names = {key for d in defaults for key in _keys(d)}
     unknown = [n for n in request.without_effects if name_key(n) not in names]
