@@ -30,6 +30,12 @@ class RerollChoice(str, Enum):
     all = "all"
 
 
+class TwinLinkedChoice(str, Enum):
+    failed = "failed"
+    non_critical = "non-critical"
+    best = "best"
+
+
 class ReductionChoice(str, Enum):
     one = "1"
     half = "half"
@@ -228,6 +234,18 @@ def attack_command(
         "except with [CLOSE-QUARTERS]/[PISTOL] weapons.")),
     reroll_hits: Optional[RerollChoice] = typer.Option(None, "--reroll-hits", help="Re-roll hit rolls: ones, failed or all."),
     reroll_wounds: Optional[RerollChoice] = typer.Option(None, "--reroll-wounds", help="Re-roll wound rolls: ones, failed or all."),
+    reroll_one_hit: bool = typer.Option(False, "--reroll-one-hit", help=(
+        "The unit re-rolls one failed Hit roll (Command Re-roll), on the first weapon that can take it.")),
+    reroll_one_wound: bool = typer.Option(False, "--reroll-one-wound", help=(
+        "The unit re-rolls one failed Wound roll, on the first weapon that can take it.")),
+    twin_linked: TwinLinkedChoice = typer.Option(TwinLinkedChoice.failed, "--twin-linked", help=(
+        "[TWIN-LINKED]'s re-roll: failed (failed wound rolls), non-critical (every roll that is not a "
+        "Critical Wound: fishing for Devastating Wounds / Anti) or best (the higher expected damage).")),
+    moved: Optional[float] = typer.Option(None, "--moved", min=0, help=(
+        "Inches the attacking unit's models moved this turn (11th [HEAVY], 24.16: +1 to hit if at most 3\", "
+        "the unit unengaged and not set up this turn; the 10th edition needs --stationary).")),
+    set_up_this_turn: bool = typer.Option(False, "--set-up-this-turn", help=(
+        "The attacking unit was set up on the battlefield this turn (11th: no [HEAVY] bonus).")),
     hit_mod: int = typer.Option(0, "--hit-mod", help="Net hit roll modifier of other rules (capped at +/-1)."),
     wound_mod: int = typer.Option(0, "--wound-mod", help="Net wound roll modifier of other rules (capped)."),
     crit_hit_on: int = typer.Option(6, "--crit-hits-on", callback=_between(2, 6, "5 for Critical Hits on 5+"),
@@ -292,6 +310,8 @@ def attack_command(
         reroll_wounds=reroll_wounds.value if reroll_wounds else None,
         hit_modifier=hit_mod, wound_modifier=wound_mod, critical_hit_on=crit_hit_on,
         damage_reduction={"1": "one", "half": "half"}[damage_reduction.value] if damage_reduction else None,
+        reroll_one_hit=reroll_one_hit, reroll_one_wound=reroll_one_wound, twin_linked_reroll=twin_linked.value,
+        moved_inches=moved, set_up_this_turn=set_up_this_turn,
     )
     request = AttackRequest(
         attacker=attacker, target=target, phase=phase.value if phase else None, weapons=tuple(weapon),

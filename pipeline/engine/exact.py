@@ -160,7 +160,7 @@ RULE_KEYS = frozenset({
     "cleave", "indirect-fire", "close-quarters", "damaged",
 })
 
-_REROLL_RANK = {None: 0, "ones": 1, "failed": 2, "all": 2}
+_REROLL_RANK = {None: 0, "ones": 1, "failed": 2, "all": 2, "non-critical": 3}
 _REDUCTIONS = (None, "one", "half")
 _FAIL, _SUCCESS, _CRITICAL = 0, 1, 2
 _ZERO = np.array([1.0])  # the count 0 with certainty
@@ -295,7 +295,16 @@ def resolve(weapons: Sequence[Weapon], target: Target, context: Context | None =
     ]
     choices: dict = {}
     weapons = [_limited(_against(w, target, steps), rules, steps) for w in weapons]
-    plans = [_plan(w, target, context, steps, choices) for w in weapons]
+    one_hit = declarations.reroll_one_weapon(weapons, "hit", context) if context.reroll_one_hit else None
+    one_wound = declarations.reroll_one_weapon(weapons, "wound", context) if context.reroll_one_wound else None
+    for flag, roll in ((context.reroll_one_hit, "hit"), (context.reroll_one_wound, "wound")):
+        if flag and (one_hit if roll == "hit" else one_wound) is None:
+            steps.append(Step("re-rolls", f"re-roll one {roll.capitalize()} roll: no weapon of the attack can take it "
+                              "(see reroll_one_weapon: a hit roll that can be re-rolled, no Devastating Wounds or "
+                              "mortal wounds on a critical)"))
+    plans = [_plan(w, target, context, steps, choices, reroll_one=tuple(
+        roll for roll, index in (("hit", one_hit), ("wound", one_wound)) if index == i))
+        for i, w in enumerate(weapons)]
     _check_chain_work(plans, target)
 
     totals = {}
@@ -306,6 +315,8 @@ def resolve(weapons: Sequence[Weapon], target: Target, context: Context | None =
         totals[stage] = Distribution(_normalised(pmf))
 
     x = _chain(plans, target, context, steps)
+    if context.mortal_wounds_after:
+        x = _mortal_wounds_after(x, totals, target, context, steps)
     models = _models_pmf(x, target)
     hazardous_mortal_wounds = _hazardous(weapons, context, rules, steps)
     return AttackResult(
@@ -345,9 +356,11 @@ class _Option:
     q: tuple[float, float, float]
     faces: tuple[int, ...]
     expected_damage: float
+    reroll: str | None = None
 
 
-def _plan(weapon: Weapon, target: Target, context: Context, steps: list[Step], choices: dict) -> _Plan:
+def _plan(weapon: Weapon, target: Target, context: Context, steps: list[Step], choices: dict,
+          reroll_one: tuple[str, ...] = ()) -> _Plan:
     name = weapon.name
     plan = _Plan(weapon)
     rules = rules_for(context.edition)
@@ -376,23 +389,34 @@ def _plan(weapon: Weapon, target: Target, context: Context, steps: list[Step], c
     needed = wound_roll_target(weapon.strength, target.toughness)
     lance = weapon.lance and context.charged
     raw = context.wound_modifier + (1 if lance else 0)
+    if context.ignore_wound_modifiers and context.wound_modifier < 0:
+        step("wound-roll", f"a rule: ignores the {context.wound_modifier:+d} wound roll modifier")
+        raw -= context.wound_modifier
     modifier = capped(raw, rules)
-    reroll = context.reroll_wounds
-    twin = rules.twin_linked.reroll
-    if weapon.twin_linked and _REROLL_RANK[reroll] < _REROLL_RANK[twin]:
-        reroll = twin
+    rerolls = _wound_rerolls(weapon, context, rules)
     candidates = _candidates(weapon, target, context, p_hit)
-    if len(candidates) == 1:  # nothing to choose: no expected damage needed
+    mw_hit = None if weapon.mortal_wounds_on_critical_hit is None else _dice_pmf(weapon.mortal_wounds_on_critical_hit)
+    mw_wound = (None if weapon.mortal_wounds_on_critical_wound is None
+                else _dice_pmf(weapon.mortal_wounds_on_critical_wound))
+    mw_point = _mortal_point(weapon, target)
+    if len(candidates) * len(rerolls) == 1:  # nothing to choose: no expected damage needed
         means = (0.0, 0.0, 0.0, 0.0)
     else:
         means = (weapon.models * _mean(per_model), _mean(sustained) if sustained is not None else 0.0,
                  _mean(normal), _mean(mortal))
     options = [
         _option(lethal, anti, needed, modifier, reroll, context, p_hit, unsaved_p, weapon.devastating_wounds, *means)
-        for lethal, anti in candidates
+        for reroll in rerolls for lethal, anti in candidates
     ]
     chosen = _best(options)
-    lethal, q, faces = chosen.lethal, chosen.q, chosen.faces
+    lethal, q, faces, reroll = chosen.lethal, chosen.q, chosen.faces, chosen.reroll
+    if len(rerolls) > 1:
+        figures = ", ".join(f"{o.reroll} {o.expected_damage:.4f}" for o in options
+                            if o.lethal == chosen.lethal and o.anti == chosen.anti)
+        choices[f"Twin-linked: {name}"] = f"re-roll {reroll} wound rolls"
+        step("twin-linked", f"Twin-linked (any wound roll can be re-rolled): re-roll {reroll} wound rolls, the higher "
+             f"expected damage: {figures}")
+    options = [o for o in options if o.reroll == reroll]
 
     if weapon.lethal_hits:
         _lethal_step(weapon, context, p_hit, options, chosen, step, choices)
@@ -409,7 +433,8 @@ def _plan(weapon: Weapon, target: Target, context: Context, steps: list[Step], c
         why = reroll
         if weapon.twin_linked and reroll != context.reroll_wounds:
             why = "Twin-linked"
-            step("twin-linked", "Twin-linked: failed wound rolls are re-rolled")
+            step("twin-linked", "Twin-linked: failed wound rolls are re-rolled" if reroll == "failed" else
+                 "Twin-linked: every wound roll that is not a Critical Wound is re-rolled (fishing for Critical Wounds)")
         step("re-rolls", f"re-roll wounds ({why}): unmodified {_faces(faces)} re-rolled")
         choices.setdefault("rerolls", []).append({"weapon": name, "roll": "wound", "policy": reroll, "faces": list(faces)})
     step("wound-roll", f"P(fail, wound, Critical Wound) per wound roll = {_fmt(q)}")
@@ -446,12 +471,22 @@ def _plan(weapon: Weapon, target: Target, context: Context, steps: list[Step], c
             "mortal_wounds": _ZERO,
             "damage": _mix([(1.0 - unsaved_p, _ZERO), (unsaved_p, normal)]),
         }
+    if mw_hit is not None or mw_wound is not None:
+        rolled, own = _with_critical_mortal_wounds(rolled, own, lethal, q, unsaved_p, normal, mw_hit, mw_wound,
+                                                   mw_point, p_hit, step)
     plan.stages["attacks"] = _stage_pmf(per_model, None, None, None, None, weapon.models)
     for stage in rolled:
         plan.stages[stage] = _stage_pmf(per_model, p_hit, rolled[stage], own[stage], sustained, weapon.models)
+    for roll in reroll_one:
+        _reroll_one(plan, roll, p_hit, rolled, own, lethal, q[0], sustained, step)
 
+    # Joint distribution of unsaved and mortal wound events (a rule's, per Critical), for the chain.
+    if mw_hit is not None or mw_wound is not None:
+        plan.mortal_damage = mw_point
+        plan.joint = _joint_mortal_wounds(plan.stages["attacks"], p_hit, sustained, lethal, q, unsaved_p,
+                                          mw_hit, mw_wound)
     # Joint distribution of unsaved and devastating events, for the allocation chain.
-    if p_dev > 0:
+    elif p_dev > 0:
         if not lethal:
             plan.joint = _split_counts(plan.stages["hits"], pu, p_dev)
         else:
@@ -462,6 +497,188 @@ def _plan(weapon: Weapon, target: Target, context: Context, steps: list[Step], c
     if weapon.psychic and not rules.psychic.ignores_harmful_modifiers:
         step("psychic", f"Psychic: a tag in the {rules.ordinal} edition (no effect on the attack itself)")
     return plan
+
+
+def _heavy_why(context: Context, rules: EditionRules, applies: bool = True) -> str:
+    """Why [HEAVY] applies (or not), in the edition's terms (``declarations.heavy_applies``)."""
+    rule = rules.heavy
+    if rule.moved_at_most_inches is None:
+        return "Remained Stationary" if applies else f"the unit did not Remain Stationary ({rules.wording})"
+    if applies:
+        moved = "remained stationary" if context.stationary else f"moved {context.moved_inches:g}\""
+        return (f"unengaged, not set up this turn, {moved} (at most {rule.moved_at_most_inches:g}\"), "
+                f"{rules.wording}, 24.16")
+    why = [w for w, holds in (("snap shooting is not your Shooting phase", rule.own_shooting_phase_only
+                               and context.overwatch),
+                              ("the unit is engaged (close-quarters shooting)", context.close_quarters),
+                              ("the unit was set up this turn", context.set_up_this_turn),
+                              (f"a model moved more than {rule.moved_at_most_inches:g}\"", not context.stationary
+                               and (context.moved_inches or 0) > rule.moved_at_most_inches)) if holds]
+    return f"{'; '.join(why) or 'its conditions do not hold'} ({rules.wording}, 24.16)"
+
+
+def _wound_rerolls(weapon: Weapon, context: Context, rules: EditionRules) -> list[str | None]:
+    """The wound re-roll policies to compare for a weapon: the context's re-roll, or Twin-linked's
+    (the more generous), and with ``context.twin_linked_reroll`` ``non-critical`` or ``best`` the
+    declared fishing policy (``twin_linked.fishing``: re-roll every roll that is not a Critical
+    Wound), alone or beside the other (the engine then takes the higher expected damage)."""
+    base = context.reroll_wounds
+    if weapon.twin_linked and _REROLL_RANK[base] < _REROLL_RANK[rules.twin_linked.reroll]:
+        base = rules.twin_linked.reroll
+    if not weapon.twin_linked or context.twin_linked_reroll == "failed":
+        return [base]
+    if context.twin_linked_reroll == "non-critical":
+        return [rules.twin_linked.fishing]
+    return [base, rules.twin_linked.fishing]
+
+
+def _mortal_point(weapon: Weapon, target: Target) -> np.ndarray:
+    """Damage of one mortal wound after Feel No Pain (the better of ``feel_no_pain``,
+    ``feel_no_pain_mortal`` and, for a [PSYCHIC] weapon, ``feel_no_pain_psychic``): [P(0), P(1)]."""
+    fnps = [f for f in (target.feel_no_pain, target.feel_no_pain_mortal,
+                        target.feel_no_pain_psychic if weapon is not None and weapon.psychic else None) if f is not None]
+    if not fnps or min(fnps) > 6:
+        return _ONE
+    ignored = (7 - max(2, min(fnps))) / 6
+    return np.array([ignored, 1.0 - ignored])
+
+
+def _with_critical_mortal_wounds(rolled: dict, own: dict, lethal: bool, q, unsaved_p: float, normal: np.ndarray,
+                                 mw_hit, mw_wound, mw_point: np.ndarray, p_hit, step) -> tuple[dict, dict]:
+    """The per-hit (``rolled``) and per-Critical Hit (``own``) pmfs of each stage with a rule's
+    mortal wounds on a Critical Wound (``mw_wound``, dice pmf) and on a Critical Hit (``mw_hit``):
+    the mortal wounds are in addition to the attack (its wound roll, save and damage go on), each
+    one point of damage after Feel No Pain (``mw_point``). A Lethal Hits automatic wound is not a
+    Critical Wound (24.23), so it makes no ``mw_wound``."""
+    rolled, own = dict(rolled), dict(own)
+    q0, q1, q2 = q
+    after_save = _mix([(1.0 - unsaved_p, _ZERO), (unsaved_p, normal)])
+    if mw_wound is not None:
+        rolled["mortal_wounds"] = _mix([(1.0 - q2, _ZERO), (q2, mw_wound)])
+        rolled["damage"] = _mix([(q0 + q1 * (1.0 - unsaved_p), _ZERO), (q1 * unsaved_p, normal),
+                                 (q2, np.convolve(after_save, _compound(mw_wound, mw_point)))])
+    if lethal:
+        own = dict(own)
+    else:
+        own = dict(rolled)
+    if mw_hit is not None:
+        own["mortal_wounds"] = np.convolve(own["mortal_wounds"], mw_hit)
+        own["damage"] = np.convolve(own["damage"], _compound(mw_hit, mw_point))
+    for what, pmf, p in (("Critical Hit", mw_hit, p_hit[2]), ("Critical Wound", mw_wound, q2)):
+        if pmf is not None:
+            step("mortal-wounds", f"mortal wounds on a {what} (P = {p:.4f} per {'attack' if what == 'Critical Hit' else 'wound roll'}): "
+                 f"{_mean(pmf):.4f} on average, in addition to the attack, one wound each (they spill over), "
+                 "inflicted after the unit's normal damage (06.02)")
+    return rolled, own
+
+
+def _joint_mortal_wounds(attacks: np.ndarray, p_hit, sustained, lethal: bool, q, unsaved_p: float,
+                         mw_hit, mw_wound) -> "_DevastatingCounts":
+    """Per attack, the joint pmf ``[a, b]`` of its unsaved events ``a`` and of the mortal wounds
+    ``b`` a rule inflicts on its Critical Hit / Critical Wound (``_with_critical_mortal_wounds``),
+    for the allocation chain (which allocates the b mortal wounds after every weapon's normal
+    damage, as it does devastating events)."""
+    q0, q1, q2 = q
+    saved = np.array([[1.0 - unsaved_p], [unsaved_p]])
+    per_wound = np.array([[q0 + q1 * (1.0 - unsaved_p)], [q1 * unsaved_p]])
+    critical_wound = saved * q2 if mw_wound is None else q2 * _convolve2d(saved, mw_wound[None, :])
+    rolled = _add2d(per_wound, critical_wound)
+    crit = saved if lethal else rolled
+    if mw_hit is not None:
+        crit = _convolve2d(crit, mw_hit[None, :])
+    if sustained is not None:
+        extra = np.zeros((1, 1))
+        power = np.ones((1, 1))
+        for x, p in enumerate(sustained):
+            if x:
+                power = _convolve2d(power, rolled)
+            extra = _add2d(extra, p * power)
+        crit = _convolve2d(crit, extra)
+    per_attack = _add2d(_add2d(np.array([[p_hit[0]]]), p_hit[1] * rolled), p_hit[2] * crit)
+    return _DevastatingCounts(attacks, per_attack, split=False)
+
+
+def _compound_sub(count: np.ndarray, item: np.ndarray) -> np.ndarray:
+    """``sum_n count[n] item^{*n}`` for an ``item`` that may be a sub-probability (Horner's scheme).
+
+    >>> _compound_sub(np.array([0.0, 0.0, 1.0]), np.array([0.0, 0.5])).tolist()
+    [0.0, 0.0, 0.25]
+    """
+    nonzero = np.flatnonzero(count)
+    if nonzero.size == 0:
+        return np.array([0.0])
+    high = int(nonzero[-1])
+    acc = np.array([count[high]])
+    for n in range(high - 1, -1, -1):
+        acc = np.convolve(acc, item)
+        acc[0] += count[n]
+    return acc
+
+
+def _per_attack_sub(p_hit, rolled: np.ndarray, own: np.ndarray, sustained: np.ndarray | None) -> np.ndarray:
+    """``_per_attack`` for per-hit pmfs that may be sub-probabilities (a branch left out)."""
+    crit = own
+    if sustained is not None and p_hit[2] > 0:
+        crit = np.convolve(own, _compound_sub(sustained, rolled))
+    return _mix([(p_hit[0], _ZERO), (p_hit[1], rolled), (p_hit[2], crit)])
+
+
+def _reroll_one(plan: "_Plan", roll: str, p_hit, rolled: dict, own: dict, lethal: bool, q_fail: float,
+                sustained, step) -> None:
+    """The weapon's stage pmfs when the unit re-rolls one failed ``roll`` (``hit`` or ``wound``) of
+    this weapon, exactly: with X a stage's count over the N attacks, and M the failed rolls,
+    ``X' = X`` when M = 0, else ``X + Y`` with Y the count of one fresh roll (a fresh attack for a
+    hit roll; a fresh wound roll of a rolled hit for a wound roll), independent of the rest. So
+    ``pmf(X') = pmf(X, M=0) + pmf(X, M>=1) * pmf(Y)``, where ``pmf(X, M=0)`` compounds the attacks
+    with each attack's pmf without its failed branch (01.05: a die is re-rolled once; the
+    re-rolled die can be a Critical Hit / Wound, whose effects follow)."""
+    attacks = plan.stages["attacks"]
+    p_none = None
+    for stage in ("hits", "wounds", "unsaved", "mortal_wounds", "damage"):
+        if roll == "wound" and stage == "hits":
+            continue
+        full = plan.stages[stage]
+        if roll == "hit":
+            fresh = _per_attack(p_hit, rolled[stage], own[stage], sustained)
+            sub = fresh.copy()
+            sub[0] -= p_hit[0]
+        else:
+            fresh = rolled[stage]
+            r_sub = fresh.copy()
+            r_sub[0] -= q_fail
+            sub = _per_attack_sub(p_hit, r_sub, own[stage] if lethal else r_sub, sustained)
+        none_failed = _compound_sub(attacks, sub)
+        size = max(full.size, none_failed.size)
+        rest = np.zeros(size)
+        rest[: full.size] += full
+        rest[: none_failed.size] -= none_failed
+        out = np.convolve(np.clip(rest, 0.0, None), fresh)
+        out[: none_failed.size] += none_failed
+        out = _normalised(_trim(out))
+        out.flags.writeable = False
+        plan.stages[stage] = out
+        p_none = float(none_failed.sum()) if p_none is None else p_none
+    step("re-rolls", f"re-roll one {roll.capitalize()} roll (the unit's, spent on this weapon): P(a failed {roll} roll to "
+         f"re-roll) = {1.0 - (p_none or 0.0):.4f}; the successes S of the N rolls become S + Bernoulli(p) when S < N")
+
+
+def _mortal_wounds_after(x: np.ndarray, totals: dict, target: Target, context: Context, steps: list[Step]) -> np.ndarray:
+    """The chain state after the mortal wounds a rule inflicts once, after the attack
+    (``context.mortal_wounds_after``: on a D6 roll of N+, or always, X mortal wounds): each is one
+    wound lost, one at a time, the excess spilling over (06.02), after Feel No Pain. Updates the
+    ``mortal_wounds`` and ``damage`` totals."""
+    point = _mortal_point(None, target)
+    T = _transition_matrix(point.tobytes(), target.models, target.wounds)
+    for needed, expr in context.mortal_wounds_after:
+        p = 1.0 if needed is None else (7 - max(2, min(7, needed))) / 6
+        count = _mix([(1.0 - p, _ZERO), (p, _dice_pmf(expr))])
+        x = _apply_count(x[None, :], T, count)[0]
+        totals["mortal_wounds"] = Distribution(_normalised(np.convolve(totals["mortal_wounds"].pmf, count)))
+        totals["damage"] = Distribution(_normalised(np.convolve(totals["damage"].pmf, _compound(count, point))))
+        steps.append(Step("mortal-wounds", f"a rule: {'' if needed is None else f'on a {needed}+ (P = {p:.4f}), '}"
+                          f"{expr.text} mortal wounds after the attack (mean {_mean(count):.4f}), one wound each, "
+                          "after the unit's normal damage (06.02)"))
+    return x
 
 
 def _attack_dice(weapon: Weapon, target: Target, context: Context, step) -> np.ndarray:
@@ -583,8 +800,10 @@ def _hit_roll(weapon: Weapon, target: Target, context: Context, step, choices: d
                 harmful.append((label, amount))
             step(rule_key, f"{label}: {amount:+d} to the hit roll ({why})")
 
-        if weapon.heavy and context.stationary:
-            modify("heavy", "Heavy", 1, "Remained Stationary")
+        if declarations.heavy_applies(weapon, context, rules):
+            modify("heavy", "Heavy", rules.heavy.hit_modifier, _heavy_why(context, rules))
+        elif weapon.heavy and not weapon.is_melee and (context.stationary or context.moved_inches is not None):
+            step("heavy", f"Heavy: no +1 to the hit roll ({_heavy_why(context, rules, applies=False)})")
         if context.damaged:
             modify(rules.damaged.key, "Damaged", rules.damaged.hit_modifier,
                    "the attacking models are damaged: Damaged X / the datasheet's Damaged profile")
@@ -694,7 +913,7 @@ def _option(lethal, anti, needed, modifier, reroll, context, p_hit, unsaved_p, d
     rolled = p_wound * unsaved_p * normal_mean + p_dev * mortal_mean
     own = unsaved_p * normal_mean if lethal else rolled
     expected = attacks_mean * (p_hit[1] * rolled + p_hit[2] * (own + es * rolled))
-    return _Option(lethal, critical_on, anti, q, faces, expected)
+    return _Option(lethal, critical_on, anti, q, faces, expected, reroll)
 
 
 def _best(options: list[_Option]) -> _Option:
@@ -852,6 +1071,7 @@ def _roll_probabilities(
         face
         for face, cls in zip(range(1, 7), classes)
         if (reroll == "ones" and face == 1) or (reroll in ("failed", "all") and cls == _FAIL)
+        or (reroll == "non-critical" and cls != _CRITICAL)
     )
     probs = [0.0, 0.0, 0.0]
     for face, cls in zip(range(1, 7), classes):
@@ -1508,6 +1728,13 @@ def _validate(weapons: Sequence[Weapon], target: Target, context: Context) -> No
         raise EngineInputError(f"{len(weapons)} weapons: at most {limits.MAX_WEAPONS_PER_ATTACK} weapon profiles "
                                "in one attack; resolve them in several attacks")
     _validate_target(target)
+    for w in weapons:
+        if w.devastating_wounds and (w.mortal_wounds_on_critical_hit or w.mortal_wounds_on_critical_wound):
+            raise EngineInputError(f"weapon {w.name!r}: mortal wounds on a critical with [DEVASTATING WOUNDS] are not "
+                                   "modelled together; resolve without one of them")
+    if context.twin_linked_reroll not in ("failed", "non-critical", "best"):
+        raise EngineInputError(f"context twin_linked_reroll must be failed, non-critical or best, got "
+                               f"{context.twin_linked_reroll!r}")
     for label, value in (("critical_hit_on", context.critical_hit_on), ("critical_wound_on", context.critical_wound_on)):
         if not 2 <= value <= 6:
             raise EngineInputError(f"context {label} must be 2..6 (5 for Critical Hits on 5+), got {value}")
