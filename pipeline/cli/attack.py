@@ -238,6 +238,9 @@ def attack_command(
         "The unit re-rolls one failed Hit roll (Command Re-roll), on the first weapon that can take it.")),
     reroll_one_wound: bool = typer.Option(False, "--reroll-one-wound", help=(
         "The unit re-rolls one failed Wound roll, on the first weapon that can take it.")),
+    reroll_one_damage: bool = typer.Option(False, "--reroll-one-damage", help=(
+        "The unit re-rolls one Damage roll: the first below the mean of the Damage dice, of the first "
+        "weapon with a random Damage.")),
     twin_linked: TwinLinkedChoice = typer.Option(TwinLinkedChoice.failed, "--twin-linked", help=(
         "[TWIN-LINKED]'s re-roll: failed (failed wound rolls), non-critical (every roll that is not a "
         "Critical Wound: fishing for Devastating Wounds / Anti) or best (the higher expected damage).")),
@@ -274,6 +277,9 @@ def attack_command(
     with_effects: List[str] = typer.Option([], "--with", help=(
         "Apply a stratagem, order, ability, detachment rule or enhancement of the attacker's or the target's "
         "faction by name (repeatable), e.g. 'Take Aim!'; 'NAME: OPTION' picks an option of a choice.")),
+    detachment: Optional[str] = typer.Option(None, "--detachment", help=(
+        "The attacker's detachment: of --with names printed by several detachments (a stratagem and a "
+        "detachment rule called alike), the one of this detachment.")),
     without_effects: List[str] = typer.Option([], "--without", help=(
         "Turn off one of the target's own rules applied by default (Feel No Pain, damage reduction, Stealth, "
         "an invulnerable save, -1 to be hit or wounded), by name (repeatable).")),
@@ -310,13 +316,15 @@ def attack_command(
         reroll_wounds=reroll_wounds.value if reroll_wounds else None,
         hit_modifier=hit_mod, wound_modifier=wound_mod, critical_hit_on=crit_hit_on,
         damage_reduction={"1": "one", "half": "half"}[damage_reduction.value] if damage_reduction else None,
-        reroll_one_hit=reroll_one_hit, reroll_one_wound=reroll_one_wound, twin_linked_reroll=twin_linked.value,
+        reroll_one_hit=reroll_one_hit, reroll_one_wound=reroll_one_wound, reroll_one_damage=reroll_one_damage,
+        twin_linked_reroll=twin_linked.value,
         moved_inches=moved, set_up_this_turn=set_up_this_turn,
     )
     request = AttackRequest(
         attacker=attacker, target=target, phase=phase.value if phase else None, weapons=tuple(weapon),
         models=models, target_models=target_models, feel_no_pain=fnp, context=context, edition=edition,
         with_effects=tuple(with_effects), without_effects=tuple(without_effects),
+        detachment=detachment,
         target_leaders=tuple(target_leader), leaders=tuple(leader),
         allocation=allocation if allocation in ("listed", "reversed")
         else tuple(n.strip() for n in allocation.split(",") if n.strip()),

@@ -331,8 +331,16 @@ def _apply_one(e: Effect, attack: _Attack, choices: Sequence[str]) -> tuple[str,
     elif e.effect == "mortal-wounds":
         return _mortal_wounds(e, attack)
     elif e.effect == "reroll" and e.roll == "damage":
-        return ("not applied: a re-roll of the Damage roll is not an input of the engine (it takes re-rolls of "
-                "hit and wound rolls, and of one Hit or Wound roll)"), False
+        if not any(w.damage.dice_count for w in attack.weapons if _weapon_matches(e, w)):
+            return "not applied: no weapon of the attack has a random Damage to re-roll", False
+        if e.parameter == "one":
+            attack.context = replace(c, reroll_one_damage=True)
+            return "applied: the first Damage roll below the mean of the Damage dice is re-rolled", True
+        policy = "ones" if e.parameter == "ones" else "below-mean"
+        if c.reroll_damage != "below-mean":
+            attack.context = replace(c, reroll_damage=policy)
+        return ("applied: each Damage roll " + ("of 1" if policy == "ones" else "below the mean of the Damage dice")
+                + " is re-rolled"), True
     else:
         return f"not applied: {_describe(e)} is not modelled by the engine", False
     return "applied", True

@@ -533,12 +533,13 @@ def heavy_applies(weapon, context, rules: EditionRules) -> bool:
 
 
 def reroll_one_weapon(weapons: Sequence, roll: str, context) -> int | None:
-    """The index of the weapon whose failed ``roll`` (``hit`` or ``wound``) the unit's re-roll of
-    one die (``Context.reroll_one_hit`` / ``reroll_one_wound``) goes to, or None when none can
+    """The index of the weapon whose failed ``roll`` (``hit``, ``wound`` or ``damage``) the unit's
+    re-roll of one die (``Context.reroll_one_hit`` / ``_wound`` / ``_damage``) goes to, or None when none can
     take it. The policy (``reroll_one``): the first weapon, in the order given, that makes that
     roll and whose events the engine counts one attack at a time: one with a hit roll (not
     [TORRENT], not snap shooting or indirect shooting when the edition forbids re-rolls of hit
-    rolls) for ``hit``; any for ``wound``; in both, not one whose rolls are re-rolled already
+    rolls) for ``hit``; any for ``wound``; a random Damage for ``damage`` (the first roll below the
+    mean of its dice is re-rolled: ``damage_reroll_below``); in all, not one whose rolls are re-rolled already
     (``reroll_hits``, ``reroll_wounds``, [TWIN-LINKED]: a die is re-rolled once), not a weapon with [DEVASTATING WOUNDS] or with
     mortal wounds on a critical (their events are allocated after the unit's, jointly). The
     re-roll is spent on one failed roll of that weapon if it has one (the count S of successes of
@@ -558,6 +559,8 @@ def reroll_one_weapon(weapons: Sequence, roll: str, context) -> int | None:
             continue
         if roll == "wound" and (context.reroll_wounds or w.twin_linked):
             continue  # its wound rolls are re-rolled already: a die is re-rolled at most once
+        if roll == "damage" and (w.damage.dice_count == 0 or context.reroll_damage):
+            continue  # a fixed Damage is no roll; every Damage roll is re-rolled already
         if roll == "hit":
             if w.torrent or w.skill is None or context.reroll_hits:
                 continue
@@ -567,3 +570,18 @@ def reroll_one_weapon(weapons: Sequence, roll: str, context) -> int | None:
                 continue
         return i
     return None
+
+
+def damage_reroll_below(expr, policy: str = "below-mean") -> float:
+    """The policy of a Damage re-roll (``Context.reroll_one_damage``, ``reroll_damage``): a Damage
+    roll (a ``DiceExpr``, before modifiers) below this value is re-rolled: the mean of the dice
+    (``below-mean``: a re-roll is expected to do better exactly when the roll is below the mean),
+    or the dice's lowest roll plus 1/2 (``ones``: "re-roll a Damage roll of 1").
+
+    >>> from pipeline.normalise.characteristics import dice
+    >>> damage_reroll_below(dice("D6")), damage_reroll_below(dice("D3+1")), damage_reroll_below(dice("D6"), "ones")
+    (3.5, 3.0, 1.5)
+    """
+    if policy == "ones":
+        return min(expr.distribution()) + 0.5
+    return float(sum(value * p for value, p in expr.distribution().items()))

@@ -121,10 +121,39 @@ unit; 10th Indirect Fire: -1 to hit, 1-3 fails, Benefit of Cover), close-quarter
 (``Context.close_quarters``: a MONSTER/VEHICLE attacker has -1 to hit except with [CLOSE-QUARTERS]
 or [PISTOL], 10.06) and Damaged (``Context.damaged``: -1 to hit, 24.39).
 
-Not modelled: PRECISION (a tag with no effect against identical models); the 11th edition's
-other changes (Heavy's conditions, Twin-linked re-rolling any wound roll, allocation groups of
-mixed units) are outside these inputs: ``Context.stationary`` stands for Heavy's condition and
-Twin-linked re-rolls failed wound rolls in both editions.
+Rules' effects as inputs (``pipeline.effects.apply`` sets them from the ``effects`` table):
+
+- HEAVY (``declarations.heavy_applies``): 10th edition, Remained Stationary (``stationary``);
+  11th (24.16), in your Shooting phase (not snap shooting), unengaged (not ``close_quarters``),
+  not set up this turn (``set_up_this_turn``) and no model moved more than 3" (``stationary`` or
+  ``moved_inches`` <= 3).
+- TWIN-LINKED: "you can re-roll the wound roll" (either edition): ``twin_linked_reroll``
+  ``failed`` (default), ``non-critical`` (every roll but a Critical Wound is re-rolled: fishing,
+  which can pay with DEVASTATING WOUNDS or ANTI) or ``best`` (the higher expected damage per
+  weapon, closed form as for Lethal Hits; reported in ``choices``).
+- Mortal wounds a rule inflicts on a Critical Hit / Critical Wound (``Weapon.
+  mortal_wounds_on_critical_hit`` / ``_wound``, dice), in addition to the attack, and once after
+  the attack (``Context.mortal_wounds_after``: on a D6 of N+, X mortal wounds): one wound lost
+  each, the excess of one spilling over to the next model, Feel No Pain against mortal wounds,
+  inflicted after the unit's normal damage (11th 06.02: "resolve all of the normal damage first,
+  then resolve all of the mortal wounds"; the 10th edition is read the same way). In the chain the
+  per-critical ones are pending events of one damage point, like devastating events. A Lethal
+  Hits automatic wound is not a Critical Wound. Not with DEVASTATING WOUNDS on the same weapon
+  (refused).
+- A re-roll of one die (``reroll_one_hit`` / ``reroll_one_wound``): one failed roll of the unit,
+  spent on the first weapon that can take it (``declarations.reroll_one_weapon``: one with that
+  roll, not re-rolled already, without DEVASTATING WOUNDS or mortal wounds on a critical); the
+  weapon's counts are exact (``_reroll_one``: S successes of N dice become S + Bernoulli(p) when
+  S < N, the re-rolled die critical with its own probability; a Hit and a Wound re-roll together
+  compose, the wound re-roll possibly falling on the re-rolled attack).
+- ``ignore_wound_modifiers``: a negative ``wound_modifier`` is ignored (a positive one kept).
+
+- Damage re-rolls (``reroll_damage`` ``below-mean`` / ``ones``: every such Damage roll re-rolled,
+  ``_rerolled_damage``; ``reroll_one_damage``: the first roll below the mean of the weapon
+  ``reroll_one_weapon`` picks, exact in the chain, ``_reroll_one_damage``).
+
+Not modelled: PRECISION (a tag with no effect against identical models); allocation groups of
+mixed units are outside these inputs.
 """
 
 from __future__ import annotations
@@ -297,13 +326,15 @@ def resolve(weapons: Sequence[Weapon], target: Target, context: Context | None =
     weapons = [_limited(_against(w, target, steps), rules, steps) for w in weapons]
     one_hit = declarations.reroll_one_weapon(weapons, "hit", context) if context.reroll_one_hit else None
     one_wound = declarations.reroll_one_weapon(weapons, "wound", context) if context.reroll_one_wound else None
-    for flag, roll in ((context.reroll_one_hit, "hit"), (context.reroll_one_wound, "wound")):
-        if flag and (one_hit if roll == "hit" else one_wound) is None:
+    one_damage = declarations.reroll_one_weapon(weapons, "damage", context) if context.reroll_one_damage else None
+    for flag, roll, index in ((context.reroll_one_hit, "hit", one_hit), (context.reroll_one_wound, "wound", one_wound),
+                              (context.reroll_one_damage, "damage", one_damage)):
+        if flag and index is None:
             steps.append(Step("re-rolls", f"re-roll one {roll.capitalize()} roll: no weapon of the attack can take it "
                               "(see reroll_one_weapon: a hit roll that can be re-rolled, no Devastating Wounds or "
                               "mortal wounds on a critical)"))
     plans = [_plan(w, target, context, steps, choices, reroll_one=tuple(
-        roll for roll, index in (("hit", one_hit), ("wound", one_wound)) if index == i))
+        roll for roll, index in (("hit", one_hit), ("wound", one_wound), ("damage", one_damage)) if index == i))
         for i, w in enumerate(weapons)]
     _check_chain_work(plans, target)
 
@@ -342,6 +373,9 @@ class _Plan:
     #: How the unsaved and devastating events arise (``_DevastatingCounts``), or None when there are
     #: no devastating events.
     joint: "_DevastatingCounts | None" = None
+    #: the re-roll of one Damage roll spent on this weapon: (damage pmf of an event whose roll is
+    #: kept, a sub-probability; P(a roll to re-roll)); see ``_reroll_one_damage``
+    damage_reroll: "tuple[np.ndarray, float] | None" = None
 
 
 @dataclass(frozen=True)
@@ -477,8 +511,11 @@ def _plan(weapon: Weapon, target: Target, context: Context, steps: list[Step], c
     plan.stages["attacks"] = _stage_pmf(per_model, None, None, None, None, weapon.models)
     for stage in rolled:
         plan.stages[stage] = _stage_pmf(per_model, p_hit, rolled[stage], own[stage], sustained, weapon.models)
-    for roll in reroll_one:
-        _reroll_one(plan, roll, p_hit, rolled, own, lethal, q[0], sustained, step)
+    if set(reroll_one) - {"damage"}:
+        _reroll_one(plan, tuple(r for r in reroll_one if r != "damage"), p_hit, rolled, own, lethal, q[0],
+                    sustained, step)
+    if "damage" in reroll_one:
+        _reroll_one_damage(plan, weapon, target, context, step)
 
     # Joint distribution of unsaved and mortal wound events (a rule's, per Critical), for the chain.
     if mw_hit is not None or mw_wound is not None:
@@ -623,43 +660,137 @@ def _per_attack_sub(p_hit, rolled: np.ndarray, own: np.ndarray, sustained: np.nd
     return _mix([(p_hit[0], _ZERO), (p_hit[1], rolled), (p_hit[2], crit)])
 
 
-def _reroll_one(plan: "_Plan", roll: str, p_hit, rolled: dict, own: dict, lethal: bool, q_fail: float,
+def _reroll_one(plan: "_Plan", rolls: tuple[str, ...], p_hit, rolled: dict, own: dict, lethal: bool, q_fail: float,
                 sustained, step) -> None:
-    """The weapon's stage pmfs when the unit re-rolls one failed ``roll`` (``hit`` or ``wound``) of
-    this weapon, exactly: with X a stage's count over the N attacks, and M the failed rolls,
-    ``X' = X`` when M = 0, else ``X + Y`` with Y the count of one fresh roll (a fresh attack for a
-    hit roll; a fresh wound roll of a rolled hit for a wound roll), independent of the rest. So
-    ``pmf(X') = pmf(X, M=0) + pmf(X, M>=1) * pmf(Y)``, where ``pmf(X, M=0)`` compounds the attacks
-    with each attack's pmf without its failed branch (01.05: a die is re-rolled once; the
-    re-rolled die can be a Critical Hit / Wound, whose effects follow)."""
+    """The weapon's stage pmfs when the unit re-rolls one failed Hit roll and/or one failed Wound
+    roll (``rolls``) of this weapon, exactly. With C(a) the compound of the N attacks with each
+    attack's pmf ``a`` (a sub-probability when a branch is left out): A an attack's pmf, A_m
+    without its miss, A_f without its failed wound rolls, A_mf without both; Y a fresh attack (the
+    re-rolled hit die; Y_f without its failed wound rolls) and W a fresh wound roll of a rolled hit:
+
+    - one Hit roll: ``C(A_m) + (C(A) - C(A_m)) * Y`` (no miss: nothing changes; else a miss is
+      replaced by a fresh attack, independent of the rest: the successes S of N dice become
+      S + Bernoulli(p) when S < N, the re-rolled die a Critical Hit with its own probability);
+    - one Wound roll: ``C(A_f) + (C(A) - C(A_f)) * W``;
+    - both: ``C(A_mf) + (C(A_m) - C(A_mf)) * W + (C(A_f) - C(A_mf)) * Y_f
+      + ((C(A) - C(A_m)) * Y - (C(A_f) - C(A_mf)) * Y_f) * W`` (the wound re-roll may fall on the
+      re-rolled attack's wound roll).
+
+    ``*`` is convolution (01.05: a die is re-rolled once, before modifiers)."""
     attacks = plan.stages["attacks"]
-    p_none = None
+    C = lambda a: _compound_sub(attacks, a)  # noqa: E731
+
+    def conv(x, y):
+        return np.convolve(x, y)
+
+    def plus(*parts):
+        out = np.zeros(max(p.size for _, p in parts))
+        for sign, p in parts:
+            out[: p.size] += sign * p
+        return out
+
+    p_miss = None
+    p_fail = None
     for stage in ("hits", "wounds", "unsaved", "mortal_wounds", "damage"):
-        if roll == "wound" and stage == "hits":
+        hit = "hit" in rolls
+        wound = "wound" in rolls and stage != "hits"  # a wound re-roll changes no hit count
+        if not hit and not wound:
             continue
-        full = plan.stages[stage]
-        if roll == "hit":
-            fresh = _per_attack(p_hit, rolled[stage], own[stage], sustained)
-            sub = fresh.copy()
-            sub[0] -= p_hit[0]
+        A = _per_attack(p_hit, rolled[stage], own[stage], sustained)
+        A_m = A.copy()
+        A_m[0] -= p_hit[0]
+        r_f = rolled[stage].copy()
+        r_f[0] -= q_fail
+        A_f = _per_attack_sub(p_hit, r_f, own[stage] if lethal else r_f, sustained)
+        A_mf = A_f.copy()
+        A_mf[0] -= p_hit[0]
+        W = rolled[stage]
+        cA, cm, cf, cmf = C(A), C(A_m), C(A_f), C(A_mf)
+        if hit and not wound:
+            out = plus((1, cm), (1, conv(plus((1, cA), (-1, cm)), A)))
+        elif wound and not hit:
+            out = plus((1, cf), (1, conv(plus((1, cA), (-1, cf)), W)))
         else:
-            fresh = rolled[stage]
-            r_sub = fresh.copy()
-            r_sub[0] -= q_fail
-            sub = _per_attack_sub(p_hit, r_sub, own[stage] if lethal else r_sub, sustained)
-        none_failed = _compound_sub(attacks, sub)
-        size = max(full.size, none_failed.size)
-        rest = np.zeros(size)
-        rest[: full.size] += full
-        rest[: none_failed.size] -= none_failed
-        out = np.convolve(np.clip(rest, 0.0, None), fresh)
-        out[: none_failed.size] += none_failed
-        out = _normalised(_trim(out))
+            some_miss = plus((1, conv(plus((1, cA), (-1, cm)), A)), (-1, conv(plus((1, cf), (-1, cmf)), A_f)))
+            out = plus((1, cmf), (1, conv(plus((1, cm), (-1, cmf)), W)), (1, conv(plus((1, cf), (-1, cmf)), A_f)),
+                       (1, conv(some_miss, W)))
+        out = _normalised(_trim(np.clip(out, 0.0, None)))
         out.flags.writeable = False
         plan.stages[stage] = out
-        p_none = float(none_failed.sum()) if p_none is None else p_none
-    step("re-rolls", f"re-roll one {roll.capitalize()} roll (the unit's, spent on this weapon): P(a failed {roll} roll to "
-         f"re-roll) = {1.0 - (p_none or 0.0):.4f}; the successes S of the N rolls become S + Bernoulli(p) when S < N")
+        if p_miss is None and hit:
+            p_miss = 1.0 - float(cm.sum())
+        if p_fail is None and wound:
+            p_fail = 1.0 - float(cf.sum())
+    for roll, p in (("hit", p_miss), ("wound", p_fail)):
+        if p is not None:
+            step("re-rolls", f"re-roll one {roll.capitalize()} roll (the unit's, spent on this weapon): P(a failed "
+                 f"{roll} roll to re-roll) = {p:.4f}; the successes S of the N rolls become S + Bernoulli(p) when S < N")
+
+
+def _reroll_one_damage(plan: "_Plan", weapon: Weapon, target: Target, context: Context, step) -> None:
+    """The weapon's damage when the unit re-rolls one Damage roll: the first of its events (in
+    allocation order) whose roll is below the mean of the Damage dice (``declarations.
+    damage_reroll_below``) is re-rolled, before modifiers (01.05). With h the damage of an event
+    whose roll is kept (a sub-probability), l = P(a roll to re-roll) and d the damage of a fresh
+    event, K events do ``h^K + l d * sum_{j=1..K} h^(j-1) d^(K-j)``, compounded over the unsaved
+    count; the chain carries whether the re-roll is spent (``_chain``)."""
+    melta = weapon.melta if context.half_range else None
+    fnp = _event_fnp(weapon, target)
+    below = declarations.damage_reroll_below(weapon.damage)
+    kept = np.zeros(1)
+    low = 0.0
+    for value, p in enumerate(_dice_pmf(weapon.damage)):
+        if p <= 0:
+            continue
+        if value < below:
+            low += p
+            continue
+        fixed = DiceExpr(text=str(value), dice_count=0, dice_sides=0, modifier=value)
+        after = _damage_pmfs(fixed, melta, context.damage_reduction, context.damage_modifier, fnp)[1]
+        kept = _mix([(1.0, kept), (p, after)])
+    fresh = plan.normal_damage
+    unsaved = plan.stages["unsaved"]
+    total = unsaved[0] * _ZERO
+    h_power, spread = _ZERO, np.zeros(1)  # h^(K-1); sum_{j<=K} h^(j-1) d^(K-j)
+    for k in range(1, unsaved.size):
+        spread = _mix([(1.0, h_power), (1.0, np.convolve(spread, fresh))])
+        h_power = np.convolve(h_power, kept)
+        total = _mix([(1.0, total), (unsaved[k], h_power), (unsaved[k] * low, np.convolve(fresh, spread))])
+    damage = _normalised(_trim(total))
+    damage.flags.writeable = False
+    plan.stages["damage"] = damage
+    plan.damage_reroll = (kept, low)
+    step("re-rolls", f"re-roll one Damage roll (the unit's, spent on this weapon): the first roll below {below:g} "
+         f"(the mean of {weapon.damage.text}; P = {low:.4f} per roll) is re-rolled; mean damage {_mean(damage):.4f}")
+
+
+def _event_fnp(weapon: Weapon, target: Target) -> int | None:
+    """The Feel No Pain against a normal damage point of ``weapon`` (as ``_event_damage``)."""
+    fnp = target.feel_no_pain
+    if weapon.psychic and target.feel_no_pain_psychic is not None:
+        fnp = target.feel_no_pain_psychic if fnp is None else min(fnp, target.feel_no_pain_psychic)
+    return fnp
+
+
+def _with_damage_reroll(X: np.ndarray, plan: "_Plan", target: Target) -> np.ndarray:
+    """The chain state after a weapon's unsaved events when one of its Damage rolls can be
+    re-rolled (``_reroll_one_damage``): the state is doubled (re-roll still there, spent); an event
+    whose roll is kept stays (transition of ``kept``), one to re-roll moves to spent with a fresh
+    event's damage."""
+    kept, low = plan.damage_reroll
+    models, wounds = target.models, target.wounds
+    S = X.shape[1]
+    keep = np.array(_transition_matrix(_trim(kept).tobytes(), models, wounds))
+    keep[S - 1, S - 1] = 1.0 - low  # the absorbing state: all destroyed either way
+    fresh = _transition_matrix(plan.normal_damage.tobytes(), models, wounds)
+    big = np.zeros((2 * S, 2 * S))
+    big[:S, :S] = keep
+    big[:S, S:] = low * fresh
+    big[S:, S:] = fresh
+    start = np.zeros((X.shape[0], 2 * S))
+    start[:, :S] = X
+    Y = _apply_count(start, big, plan.stages["unsaved"])
+    return Y[:, :S] + Y[:, S:]
 
 
 def _mortal_wounds_after(x: np.ndarray, totals: dict, target: Target, context: Context, steps: list[Step]) -> np.ndarray:
@@ -1091,14 +1222,16 @@ def _event_damage(weapon: Weapon, target: Target, context: Context, mortal: bool
         fnp = target.feel_no_pain_psychic if fnp is None else min(fnp, target.feel_no_pain_psychic)
     if mortal and target.feel_no_pain_mortal is not None:
         fnp = target.feel_no_pain_mortal if fnp is None else min(fnp, target.feel_no_pain_mortal)
-    return _damage_pmfs(weapon.damage, melta, context.damage_reduction, context.damage_modifier, fnp)
+    return _damage_pmfs(weapon.damage, melta, context.damage_reduction, context.damage_modifier, fnp,
+                        context.reroll_damage if weapon.damage.dice_count > 0 else None)
 
 
 @lru_cache(maxsize=1024)
 def _damage_pmfs(
-    damage: DiceExpr, melta: DiceExpr | None, reduction: str | None, modifier: int, fnp: int | None
+    damage: DiceExpr, melta: DiceExpr | None, reduction: str | None, modifier: int, fnp: int | None,
+    reroll: str | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    rolled = _dice_pmf(damage)
+    rolled = _rerolled_damage(damage, reroll) if reroll else _dice_pmf(damage)
     if melta is not None:
         rolled = np.convolve(rolled, _dice_pmf(melta))
     value = np.arange(rolled.size)
@@ -1113,6 +1246,20 @@ def _damage_pmfs(
     before.flags.writeable = False
     after.flags.writeable = False
     return before, after
+
+
+def _rerolled_damage(expr: DiceExpr, policy: str = "below-mean") -> np.ndarray:
+    """The Damage roll's pmf when every roll below the policy's value is re-rolled once
+    (``Context.reroll_damage``; ``declarations.damage_reroll_below``): P(v) = P(v) [v kept] +
+    P(a roll re-rolled) P(v).
+
+    >>> _rerolled_damage(DiceExpr(text="D3", dice_count=1, dice_sides=3, modifier=0)).tolist()[1:]
+    [0.1111111111111111, 0.4444444444444444, 0.4444444444444444]
+    """
+    rolled = _dice_pmf(expr)
+    below = np.arange(rolled.size) < declarations.damage_reroll_below(expr, policy)
+    low = float(rolled[below].sum())
+    return np.where(below, 0.0, rolled) + low * rolled
 
 
 @lru_cache(maxsize=512)
@@ -1611,7 +1758,8 @@ def _chain(plans: list[_Plan], target: Target, context: Context, steps: list[Ste
     for plan in plans:
         T = _transition_matrix(plan.normal_damage.tobytes(), models, wounds)
         if plan.joint is None:
-            X = _apply_count(X, T, plan.stages["unsaved"])
+            X = (_apply_count(X, T, plan.stages["unsaved"]) if plan.damage_reroll is None
+                 else _with_damage_reroll(X, plan, target))
             continue
         p_nonzero, D, cap = _mortal_events(plan.mortal_damage, target)
         if pending and _same_events(pending[-1][1], D):  # only the total of the two counts matters

@@ -257,6 +257,12 @@ class Context:
     #: (``pipeline.engine.declarations``).
     reroll_one_hit: bool = False
     reroll_one_wound: bool = False
+    #: "re-roll one Damage roll": the first Damage roll of the weapon ``reroll_one_weapon`` picks
+    #: that is below the mean of its Damage dice is re-rolled (before modifiers); ``reroll_damage``
+    #: every attack's Damage roll: ``below-mean`` ("you can re-roll the Damage roll": each roll
+    #: below the mean) or ``ones`` ("re-roll a Damage roll of 1").
+    reroll_one_damage: bool = False
+    reroll_damage: Literal["ones", "below-mean"] | None = None
     #: [TWIN-LINKED]'s re-roll: ``failed`` (re-roll failed wound rolls), ``non-critical`` (re-roll
     #: every wound roll that is not a Critical Wound: fishing for Critical Wounds, which can pay with
     #: [DEVASTATING WOUNDS] or [ANTI]; the 11th edition's wording lets the player re-roll any wound

@@ -112,7 +112,8 @@ from typing import Sequence
 import numpy as np
 
 from pipeline.engine import declarations
-from pipeline.engine.declarations import EditionRules, capped, heavy_applies, limit, reroll_one_weapon, rules_for
+from pipeline.engine.declarations import (EditionRules, capped, damage_reroll_below, heavy_applies, limit,
+                                           reroll_one_weapon, rules_for)
 from pipeline.engine.profiles import Anti, Context, Reroll, Target, Weapon
 from pipeline.engine.result import STAGES, AttackResult, Distribution
 from pipeline.errors import InputError
@@ -618,9 +619,17 @@ def _per_trial(trial: np.ndarray, n: int, weights: np.ndarray | None = None) -> 
     return counts.astype(np.int64) if weights is not None else counts
 
 
-def _damage(rng, weapon: Weapon, context: Context, n: int) -> np.ndarray:
-    """Damage of ``n`` events after Melta, halving, -1 and the context modifier (at least 1)."""
+def _damage(rng, weapon: Weapon, context: Context, n: int, first_of: np.ndarray | None = None) -> np.ndarray:
+    """Damage of ``n`` events after Melta, halving, -1 and the context modifier (at least 1).
+    A Damage roll below the mean of its dice is re-rolled (before modifiers): every such roll with
+    ``context.reroll_damage``, the first of each trial (``first_of``: the events' trials, in
+    allocation order) with the re-roll of one Damage roll."""
     dmg = _roll(rng, weapon.damage, n)
+    if weapon.damage.dice_count and (context.reroll_damage or first_of is not None):
+        low = np.flatnonzero(dmg < damage_reroll_below(weapon.damage, context.reroll_damage or "below-mean"))
+        if first_of is not None and not context.reroll_damage:
+            low = low[np.unique(first_of[low], return_index=True)[1]]
+        dmg[low] = _roll(rng, weapon.damage, low.size)
     if weapon.melta is not None and context.half_range:
         dmg += _roll(rng, weapon.melta, n)
     if context.damage_reduction == "half":
@@ -791,7 +800,8 @@ def _fire(rng, weapon: Weapon, target: Target, context: Context, choice: Attacke
     # Feel No Pain against Psychic Attacks: every damage point of a [PSYCHIC] weapon's attack.
     fnp_all = [x for x in (target.feel_no_pain,
                            target.feel_no_pain_psychic if weapon.psychic else None) if x is not None]
-    normal_damage = _feel_no_pain(rng, _damage(rng, weapon, context, unsaved_trial.size),
+    normal_damage = _feel_no_pain(rng, _damage(rng, weapon, context, unsaved_trial.size,
+                                               unsaved_trial if "damage" in reroll_one else None),
                                   min(fnp_all) if fnp_all else None)
     mortal = _damage(rng, weapon, context, devastating.size)
     fnp_mortal = [x for x in (*fnp_all, target.feel_no_pain_mortal) if x is not None]
@@ -878,8 +888,9 @@ def _simulate_chunk(
 ) -> TrialCounts:
     one_hit = reroll_one_weapon(weapons, "hit", context) if context.reroll_one_hit else None
     one_wound = reroll_one_weapon(weapons, "wound", context) if context.reroll_one_wound else None
+    one_damage = reroll_one_weapon(weapons, "damage", context) if context.reroll_one_damage else None
     fired = [_fire(rng, w, target, context, choice, n,
-                   tuple(r for r, at in (("hit", one_hit), ("wound", one_wound)) if at == i))
+                   tuple(r for r, at in (("hit", one_hit), ("wound", one_wound), ("damage", one_damage)) if at == i))
              for i, (w, choice) in enumerate(zip(weapons, chosen))]
     zero = np.zeros(n, dtype=np.int64)
 

@@ -122,6 +122,22 @@ def test_re_rolling_one_die_skips_dice_re_rolled_already():
     assert any("no weapon of the attack can take it" in n for n in r.notes)
 
 
+def test_re_rolling_one_damage_roll_in_the_allocation():
+    # [TORRENT] A1 S16 vs T4 (wounds on 2+, 5/6), no save, D3 against one W3 model: destroyed only by
+    # a 3. The first Damage roll below the mean (2: a 1) is re-rolled: P(3) = 1/3 + 1/3 x 1/3 = 4/9:
+    # P(destroyed) = 5/6 x 4/9 = 10/27 (5/6 x 1/3 = 5/18 without). Two such attacks against two W3
+    # models (one event each, both must wound: 25/36, both be a 3): the first event e1 is a 3 (1/3,
+    # the re-roll kept for e2: 4/9), or a 1 re-rolled to a 3 (1/3 x 1/3, e2 then 1/3):
+    # P(both destroyed) = 25/36 x (1/3 x 4/9 + 1/9 x 1/3) = 25/36 x 5/27 = 125/972
+    flamer = Weapon(name="Flamer", attacks=dice("1"), skill=None, strength=16, armour_penetration=0,
+                    damage=dice("D3"), torrent=True)
+    w3 = Target(toughness=4, save=None, wounds=3, models=1)
+    assert _close(exact.resolve([flamer], w3, Context()).target_destroyed, Fraction(5, 18))
+    assert _close(exact.resolve([flamer], w3, Context(reroll_one_damage=True)).target_destroyed, Fraction(10, 27))
+    two = exact.resolve([replace(flamer, models=2)], replace(w3, models=2), Context(reroll_one_damage=True))
+    assert _close(two.target_destroyed, Fraction(125, 972))
+
+
 # --- ignoring modifiers to the wound roll ----------------------------------------------------
 
 
@@ -199,6 +215,8 @@ def test_heavy_conditions_by_edition(context, p_hit):
                                          ignore_wound_modifiers=True)),
     ([replace(TWIN_DEV, models=3)], Context(twin_linked_reroll="non-critical")),
     ([replace(HEAVY, models=3)], Context(edition=11, moved_inches=2)),
+    ([replace(HEAVY, models=3, damage=dice("D6"), melta=dice("2"))], Context(reroll_one_damage=True, half_range=True)),
+    ([replace(HEAVY, models=3, damage=dice("D3+1"))], Context(reroll_damage="below-mean", reroll_one_hit=True)),
 ])
 def test_the_simulator_agrees_with_the_exact_engine(weapons, context):
     target = Target(toughness=4, save=4, wounds=2, models=5, feel_no_pain=5)
