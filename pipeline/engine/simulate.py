@@ -92,6 +92,17 @@ Critical Hits); ``wounds`` (successful wound rolls plus Lethal Hits' automatic w
 ``models_destroyed``; and the attacker's failed Hazardous tests / hazard rolls, whose mean times
 ``hazard_mortal_wounds_per_failure`` is ``AttackResult.hazardous_mortal_wounds``.
 
+Rules' effects (both editions; ``pipeline.engine.exact`` states the same rules): HEAVY's
+conditions (``declarations.heavy_applies``); TWIN-LINKED re-rolling every wound roll that is not a
+Critical Wound (``twin_linked_reroll`` ``non-critical``; ``best``: simulated both ways, like the
+Lethal Hits option); mortal wounds on a Critical Hit / Wound (``Weapon.mortal_wounds_on_critical_*``)
+and after the attack (``Context.mortal_wounds_after``), one damage point each after Feel No Pain,
+allocated after the unit's normal damage with the devastating events; the re-roll of one Hit,
+Wound or Damage roll (the first failed roll, or the first Damage roll below the mean of its dice,
+of the weapon ``declarations.reroll_one_weapon`` picks, in each trial); every Damage roll below
+the mean (or of 1) re-rolled (``Context.reroll_damage``); a negative wound roll modifier ignored
+(``ignore_wound_modifiers``).
+
 Not modelled: PRECISION (no effect on the outcome against Bodyguard models); PSYCHIC in the 10th
 edition (a tag only).
 
