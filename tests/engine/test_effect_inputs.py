@@ -10,6 +10,8 @@ from dataclasses import replace
 from fractions import Fraction
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pipeline.engine import exact
 from pipeline.engine.exact import EngineInputError
@@ -226,3 +228,24 @@ def test_the_simulator_agrees_with_the_exact_engine(weapons, context):
         want, got = getattr(e, stage), getattr(m, stage)
         se = (want.variance / 40_000) ** 0.5
         assert abs(got.mean - want.mean) < 5 * se + 1e-9, (stage, got.mean, want.mean)
+
+
+@settings(max_examples=12, derandomize=True, deadline=None)
+@given(attacks=st.integers(1, 3), models=st.integers(1, 3), skill=st.integers(2, 5), damage=st.sampled_from(["1", "2", "D3", "D6"]),
+       mw=st.sampled_from([None, "hit", "wound"]), rerolls=st.sets(st.sampled_from(["hit", "wound", "damage"])),
+       sustained=st.booleans(), wounds=st.integers(1, 3), fnp=st.sampled_from([None, 5]))
+def test_the_simulator_agrees_on_random_combinations(attacks, models, skill, damage, mw, rerolls, sustained, wounds, fnp):
+    # a property (STYLE 12): the exact engine and the independent simulator agree on the mean of
+    # every stage within 5 standard errors, whatever mix of the new inputs
+    w = Weapon(name="w", attacks=dice(str(attacks)), skill=skill, strength=4, armour_penetration=-1, damage=dice(damage),
+               models=models, sustained_hits=dice("1") if sustained else None,
+               mortal_wounds_on_critical_hit=dice("1") if mw == "hit" else None,
+               mortal_wounds_on_critical_wound=dice("D3") if mw == "wound" else None)
+    target = Target(toughness=4, save=4, wounds=wounds, models=4, feel_no_pain=fnp)
+    context = Context(reroll_one_hit="hit" in rerolls, reroll_one_wound="wound" in rerolls,
+                      reroll_one_damage="damage" in rerolls)
+    e = exact.resolve([w, replace(w, name="w2")], target, context)
+    m = simulate([w, replace(w, name="w2")], target, context, trials=20_000, seed=11)
+    for stage in ("hits", "wounds", "mortal_wounds", "damage", "models_destroyed"):
+        want, got = getattr(e, stage), getattr(m, stage)
+        assert abs(got.mean - want.mean) < 5 * (want.variance / 20_000) ** 0.5 + 1e-9, (stage, got.mean, want.mean)
