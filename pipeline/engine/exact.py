@@ -438,8 +438,12 @@ def _plan(weapon: Weapon, target: Target, context: Context, steps: list[Step], c
     else:
         means = (weapon.models * _mean(per_model), _mean(sustained) if sustained is not None else 0.0,
                  _mean(normal), _mean(mortal))
+    point_mean = _mean(mw_point)
+    mw_means = (0.0 if mw_hit is None else _mean(mw_hit) * point_mean,
+                0.0 if mw_wound is None else _mean(mw_wound) * point_mean)
     options = [
-        _option(lethal, anti, needed, modifier, reroll, context, p_hit, unsaved_p, weapon.devastating_wounds, *means)
+        _option(lethal, anti, needed, modifier, reroll, context, p_hit, unsaved_p, weapon.devastating_wounds, *means,
+                *mw_means)
         for reroll in rerolls for lethal, anti in candidates
     ]
     chosen = _best(options)
@@ -1034,15 +1038,17 @@ def _candidates(weapon: Weapon, target: Target, context: Context, p_hit) -> list
 
 
 def _option(lethal, anti, needed, modifier, reroll, context, p_hit, unsaved_p, devastating,
-            attacks_mean, es, normal_mean, mortal_mean) -> _Option:
+            attacks_mean, es, normal_mean, mortal_mean, mw_hit_mean=0.0, mw_wound_mean=0.0) -> _Option:
     """An option with its wound-roll probabilities and the weapon's expected damage (closed form:
-    E[attacks] x (P(hit) x E[rolled hit] + P(Critical Hit) x (E[own] + E[Sustained] x E[rolled hit])))."""
+    E[attacks] x (P(hit) x E[rolled hit] + P(Critical Hit) x (E[own] + E[Sustained] x E[rolled hit]));
+    a rule's mortal wounds on a Critical Wound / Hit add their expected damage to a rolled hit's /
+    a Critical Hit's)."""
     critical_on = min([context.critical_wound_on] + [a.threshold for a in anti])
     q, faces = _roll_probabilities(needed, modifier, critical_on, 1, reroll)
     p_dev = q[2] if devastating else 0.0
     p_wound = q[1] + (0.0 if devastating else q[2])
-    rolled = p_wound * unsaved_p * normal_mean + p_dev * mortal_mean
-    own = unsaved_p * normal_mean if lethal else rolled
+    rolled = p_wound * unsaved_p * normal_mean + p_dev * mortal_mean + q[2] * mw_wound_mean
+    own = (unsaved_p * normal_mean if lethal else rolled) + mw_hit_mean
     expected = attacks_mean * (p_hit[1] * rolled + p_hit[2] * (own + es * rolled))
     return _Option(lethal, critical_on, anti, q, faces, expected, reroll)
 

@@ -71,6 +71,20 @@ def test_a_lethal_hits_automatic_wound_is_no_critical_wound_for_mortal_wounds():
     assert _close(exact.resolve([w], ONE_W2, Context()).mortal_wounds.mean, Fraction(1, 18))
 
 
+def test_the_11th_edition_lethal_hits_choice_counts_mortal_wounds_on_a_critical_wound():
+    # 24.23: wounding automatically is the attacker's choice. A4 BS3+ [LETHAL HITS] S4 vs T4 Sv2+
+    # (unsaved 1/6) D1, D3 mortal wounds (mean 2) on a Critical Wound. Rolling to wound, each hit
+    # (2/3) does 1/2 x 1/6 + 1/6 x 2 = 5/12: E = 4 x 2/3 x 5/12 = 10/9. Auto-wounding, a 3-5 (1/2)
+    # does 5/12 and a 6 (1/6) 1/6: E = 4 x (5/24 + 1/36) = 17/18. The engine declines: 10/9.
+    w = Weapon(name="w", attacks=dice("4"), skill=3, strength=4, armour_penetration=0, damage=dice("1"),
+               lethal_hits=True, mortal_wounds_on_critical_wound=dice("D3"))
+    t = Target(toughness=4, save=2, wounds=2, models=5)
+    assert _close(exact.resolve([w], t, Context(edition=11, lethal_hits_choice=True)).damage.mean, Fraction(17, 18))
+    chosen = exact.resolve([w], t, Context(edition=11))
+    assert _close(chosen.damage.mean, Fraction(10, 9))
+    assert chosen.choices["Lethal Hits: w"].startswith("roll to wound")
+
+
 def test_mortal_wounds_after_the_attack_on_a_4_plus():
     # "roll one D6: on a 4+, the target suffers D3 mortal wounds": P = 1/2, mean D3 = 2:
     # E[mortal wounds] = 1; against 10 W1 models with no save (each a model) and Boltgun A2 BS3+
