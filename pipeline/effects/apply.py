@@ -207,6 +207,8 @@ def _mortal_wounds(e: Effect, attack: _Attack) -> tuple[str, bool]:
     field = ("mortal_wounds_on_critical_hit" if "critical-hit" in terms else
              "mortal_wounds_on_critical_wound" if "critical-wound" in terms else None)
     if field is None:
+        if e.weapon_type and (e.weapon_type == "ranged") != (attack.phase == "shooting"):
+            return f"not applied: {e.weapon_type} attacks only", False
         on = _ON_A.search(e.wording[: _SUFFERS.search(e.wording).start()])
         needed = int(on.group(1)) if on else None
         attack.context = replace(attack.context, mortal_wounds_after=attack.context.mortal_wounds_after
