@@ -186,6 +186,21 @@ def _ignores_wound_modifiers(e: Effect) -> bool:
     return e.side == "attacker" and ("wound roll" in text or "any roll" in text)
 
 
+def _ignores_skill_modifiers(e: Effect) -> bool:
+    """Whether an ``ignore-modifiers`` effect of the attacker covers its BS/WS ("that attack's
+    Ballistic Skill characteristic") without the hit roll (``_ignores_hit_modifiers`` covers both).
+
+    >>> e = Effect(source_id="s", locator="l", rule_table="t", rule_id="i", rule_kind="stratagem",
+    ...     rule_name="r", edition=11, faction_id=None, position=0, side="attacker", effect="ignore-modifiers",
+    ...     roll=None, characteristic=None, value=None, parameter="the following: that attack's Ballistic Skill "
+    ...     "characteristic", weapon_type=None, conditions=None, wording="w", origin="reader")
+    >>> _ignores_skill_modifiers(e), _ignores_skill_modifiers(e.model_copy(update={"parameter": "the Move"}))
+    (True, False)
+    """
+    text = (e.parameter or "").lower()
+    return e.side == "attacker" and ("ballistic skill" in text or "weapon skill" in text)
+
+
 _SUFFERS = re.compile(r"\b(?:the\s+target(?:\s+unit)?|that\s+(?:enemy\s+)?unit|the\s+enemy\s+unit|that\s+target)"
                       r"\s+suffers\b", re.I)
 _ON_A = re.compile(r"\bon\s+a\s+([2-6])\+", re.I)
@@ -325,9 +340,11 @@ def _apply_one(e: Effect, attack: _Attack, choices: Sequence[str]) -> tuple[str,
         attack.target = replace(t, stealth=True)
     elif e.effect == "hit-on" and e.value == 6:
         attack.context = replace(c, overwatch=True)
-    elif e.effect == "ignore-modifiers" and (_ignores_hit_modifiers(e) or _ignores_wound_modifiers(e)):
+    elif e.effect == "ignore-modifiers" and (_ignores_hit_modifiers(e) or _ignores_wound_modifiers(e)
+                                            or _ignores_skill_modifiers(e)):
         attack.context = replace(c, ignore_hit_modifiers=c.ignore_hit_modifiers or _ignores_hit_modifiers(e),
-                                 ignore_wound_modifiers=c.ignore_wound_modifiers or _ignores_wound_modifiers(e))
+                                 ignore_wound_modifiers=c.ignore_wound_modifiers or _ignores_wound_modifiers(e),
+                                 ignore_skill_modifiers=c.ignore_skill_modifiers or _ignores_skill_modifiers(e))
     elif e.effect == "reroll" and e.parameter == "one" and e.roll in ("hit", "wound"):
         attack.context = replace(c, **{f"reroll_one_{e.roll}": True})
     elif e.effect == "mortal-wounds":

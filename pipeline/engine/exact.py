@@ -146,7 +146,8 @@ Rules' effects as inputs (``pipeline.effects.apply`` sets them from the ``effect
   weapon's counts are exact (``_reroll_one``: S successes of N dice become S + Bernoulli(p) when
   S < N, the re-rolled die critical with its own probability; a Hit and a Wound re-roll together
   compose, the wound re-roll possibly falling on the re-rolled attack).
-- ``ignore_wound_modifiers``: a negative ``wound_modifier`` is ignored (a positive one kept).
+- ``ignore_wound_modifiers``: a negative ``wound_modifier`` is ignored (a positive one kept);
+  ``ignore_skill_modifiers``: the benefit of cover's BS worsening (11th) is ignored.
 
 - Damage re-rolls (``reroll_damage`` ``below-mean`` / ``ones``: every such Damage roll re-rolled,
   ``_rerolled_damage``; ``reroll_one_damage``: the first roll below the mean of the weapon
@@ -981,9 +982,12 @@ def _hit_roll(weapon: Weapon, target: Target, context: Context, step, choices: d
             for label, amount in harmful:
                 ignored.append(f"the {label} {amount:+d}")
                 raw -= amount
-            if ignored:
-                who = "Psychic" if weapon.psychic and rules.psychic.ignores_harmful_modifiers else "A rule"
-                step("psychic", f"{who}: ignores {' and '.join(ignored)} ({rules.wording})")
+        elif context.ignore_skill_modifiers and cover is not None and rules.cover.effect == "worsen-bs":
+            ignored.append(f"the benefit of cover's BS worsening (BS stays {weapon.skill}+)")
+            cover = None
+        if ignored:
+            who = "Psychic" if weapon.psychic and rules.psychic.ignores_harmful_modifiers else "A rule"
+            step("psychic", f"{who}: ignores {' and '.join(ignored)} ({rules.wording})")
         if cover is not None and rules.cover.effect == "worsen-bs":
             skill_name = "WS" if weapon.is_melee else "BS"
             worsened = weapon.skill + rules.cover.amount

@@ -252,6 +252,10 @@ class Context:
     #: a rule lets the attack ignore any or all modifiers to the wound roll ("ignore any or all
     #: modifiers to the Wound roll"): a negative ``wound_modifier`` is ignored, a positive one kept.
     ignore_wound_modifiers: bool = False
+    #: a rule lets the attack ignore modifiers to its BS/WS only ("ignore any or all modifiers to
+    #: the following: that attack's Ballistic Skill characteristic"): the 11th edition's benefit of
+    #: cover, which worsens BS (13.08), is ignored; hit roll modifiers stay.
+    ignore_skill_modifiers: bool = False
     #: "you can re-roll one Hit roll" / "one Wound roll" (Command Re-roll, and rules worded so): one
     #: failed roll of the attacking unit is re-rolled, on the weapon ``reroll_one_weapon`` picks
     #: (``pipeline.engine.declarations``).

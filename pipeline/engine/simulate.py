@@ -485,6 +485,8 @@ def hit_roll_target(weapon: Weapon, target: Target, context: Context) -> tuple[i
                                        and has_benefit_of_cover(weapon, target, context)) else 0
     if weapon.psychic and rules.psychic.ignores_harmful_modifiers or context.ignore_hit_modifiers:  # each one that hurts
         hurting, worsening = [], 0
+    elif context.ignore_skill_modifiers:  # the BS/WS only
+        worsening = 0
     skill = limit("WS" if weapon.is_melee else "BS", weapon.skill + worsening, rules)
     return skill, capped(sum(helping) + sum(hurting), rules)
 

@@ -94,6 +94,19 @@ def test_ignoring_modifiers_to_the_wound_roll():
     assert _close(plain.wounds.mean, Fraction(1, 9)) and _close(out.wounds.mean, Fraction(1, 4)) and applied[0].applied
 
 
+def test_ignoring_modifiers_to_the_ballistic_skill_only():
+    # 11th edition, 13.08: the benefit of cover worsens BS 4+ to 5+ (1/3); "ignore any or all modifiers
+    # to the following: that attack's Ballistic Skill characteristic": 4+ again (1/2). A -1 to the hit
+    # roll stays: 5+ (1/3).
+    ignore = _effect("ignore-modifiers", parameter="the following: that attack's Ballistic Skill characteristic",
+                     edition=11)
+    covered, _ = _resolve([], context=Context(edition=11, cover=True))
+    out, applied = _resolve([ignore], context=Context(edition=11, cover=True))
+    assert _close(covered.hits.mean, Fraction(1, 3)) and _close(out.hits.mean, Fraction(1, 2)) and applied[0].applied
+    out, _ = _resolve([ignore], context=Context(edition=11, hit_modifier=-1))
+    assert _close(out.hits.mean, Fraction(1, 3))
+
+
 def test_command_re_roll_picks_the_roll_as_an_option(seed_db):
     # 7 boltguns A1 BS3+ (no half range): E[hits] = 7 x 2/3 = 14/3; Command Re-roll on one failed Hit
     # roll: P(a miss) = 1 - (2/3)^7 = 2059/2187, re-rolled hits 2/3: 14/3 + 2059/2187 x 2/3 = 34736/6561

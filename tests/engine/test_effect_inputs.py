@@ -231,6 +231,7 @@ def test_heavy_conditions_by_edition(context, p_hit):
                                          ignore_wound_modifiers=True)),
     ([replace(TWIN_DEV, models=3)], Context(twin_linked_reroll="non-critical")),
     ([replace(HEAVY, models=3)], Context(edition=11, moved_inches=2)),
+    ([replace(HEAVY, models=3)], Context(edition=11, cover=True, hit_modifier=-1, ignore_skill_modifiers=True)),
     ([replace(HEAVY, models=3, damage=dice("D6"), melta=dice("2"))], Context(reroll_one_damage=True, half_range=True)),
     ([replace(HEAVY, models=3, damage=dice("D3+1"))], Context(reroll_damage="below-mean", reroll_one_hit=True)),
 ])
