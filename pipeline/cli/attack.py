@@ -30,6 +30,12 @@ class RerollChoice(str, Enum):
     all = "all"
 
 
+class TwinLinkedChoice(str, Enum):
+    failed = "failed"
+    non_critical = "non-critical"
+    best = "best"
+
+
 class ReductionChoice(str, Enum):
     one = "1"
     half = "half"
@@ -230,6 +236,21 @@ def attack_command(
         "except with [CLOSE-QUARTERS]/[PISTOL] weapons.")),
     reroll_hits: Optional[RerollChoice] = typer.Option(None, "--reroll-hits", help="Re-roll hit rolls: ones, failed or all."),
     reroll_wounds: Optional[RerollChoice] = typer.Option(None, "--reroll-wounds", help="Re-roll wound rolls: ones, failed or all."),
+    reroll_one_hit: bool = typer.Option(False, "--reroll-one-hit", help=(
+        "The unit re-rolls one failed Hit roll (Command Re-roll), on the first weapon that can take it.")),
+    reroll_one_wound: bool = typer.Option(False, "--reroll-one-wound", help=(
+        "The unit re-rolls one failed Wound roll, on the first weapon that can take it.")),
+    reroll_one_damage: bool = typer.Option(False, "--reroll-one-damage", help=(
+        "The unit re-rolls one Damage roll: the first below the mean of the Damage dice, of the first "
+        "weapon with a random Damage.")),
+    twin_linked: TwinLinkedChoice = typer.Option(TwinLinkedChoice.failed, "--twin-linked", help=(
+        "[TWIN-LINKED]'s re-roll: failed (failed wound rolls), non-critical (every roll that is not a "
+        "Critical Wound: fishing for Devastating Wounds / Anti) or best (the higher expected damage).")),
+    moved: Optional[float] = typer.Option(None, "--moved", min=0, help=(
+        "Inches the attacking unit's models moved this turn (11th [HEAVY], 24.16: +1 to hit if at most 3\", "
+        "the unit unengaged and not set up this turn; the 10th edition needs --stationary).")),
+    set_up_this_turn: bool = typer.Option(False, "--set-up-this-turn", help=(
+        "The attacking unit was set up on the battlefield this turn (11th: no [HEAVY] bonus).")),
     hit_mod: int = typer.Option(0, "--hit-mod", help="Net hit roll modifier of other rules (capped at +/-1)."),
     wound_mod: int = typer.Option(0, "--wound-mod", help="Net wound roll modifier of other rules (capped)."),
     crit_hit_on: int = typer.Option(6, "--crit-hits-on", callback=_between(2, 6, "5 for Critical Hits on 5+"),
@@ -258,6 +279,9 @@ def attack_command(
     with_effects: List[str] = typer.Option([], "--with", help=(
         "Apply a stratagem, order, ability, detachment rule or enhancement of the attacker's or the target's "
         "faction by name (repeatable), e.g. 'Take Aim!'; 'NAME: OPTION' picks an option of a choice.")),
+    detachment: Optional[str] = typer.Option(None, "--detachment", help=(
+        "The attacker's detachment: of --with names printed by several detachments (a stratagem and a "
+        "detachment rule called alike), the one of this detachment.")),
     without_effects: List[str] = typer.Option([], "--without", help=(
         "Turn off one of the target's own rules applied by default (Feel No Pain, damage reduction, Stealth, "
         "an invulnerable save, -1 to be hit or wounded), by name (repeatable).")),
@@ -294,11 +318,15 @@ def attack_command(
         reroll_wounds=reroll_wounds.value if reroll_wounds else None,
         hit_modifier=hit_mod, wound_modifier=wound_mod, critical_hit_on=crit_hit_on,
         damage_reduction={"1": "one", "half": "half"}[damage_reduction.value] if damage_reduction else None,
+        reroll_one_hit=reroll_one_hit, reroll_one_wound=reroll_one_wound, reroll_one_damage=reroll_one_damage,
+        twin_linked_reroll=twin_linked.value,
+        moved_inches=moved, set_up_this_turn=set_up_this_turn,
     )
     request = AttackRequest(
         attacker=attacker, target=target, phase=phase.value if phase else None, weapons=tuple(weapon),
         models=models, target_models=target_models, feel_no_pain=fnp, context=context, edition=edition,
         with_effects=tuple(with_effects), without_effects=tuple(without_effects),
+        detachment=detachment,
         target_leaders=tuple(target_leader), leaders=tuple(leader),
         allocation=allocation if allocation in ("listed", "reversed")
         else tuple(n.strip() for n in allocation.split(",") if n.strip()),

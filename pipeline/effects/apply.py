@@ -11,6 +11,7 @@ and the attacker's keywords, the weapon's abilities (``pipeline.effects.vocabula
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from typing import Iterable, Sequence
 
@@ -128,9 +129,9 @@ def _holds(e: Effect, attack: _Attack, choices: Sequence[str]) -> str | None:
             return f"not applied: the target is not {value}"
         if name == "attacker" and not keyword_condition_holds(value, c.attacker_keywords):
             return f"not applied: the attacker is not {value}"
-        if name in ("critical-hit", "critical-wound") and not _acts_on_critical_only(e, name):
+        if name in ("critical-hit", "critical-wound") and not _acts_on_critical_only(e, name) and e.effect != "mortal-wounds":
             return f"not applied: an effect on a {name.replace('-', ' ')} only is not modelled by the engine"
-    if e.weapon_type and e.effect not in ("modify-characteristic", "set-characteristic", "grant-ability"):
+    if e.weapon_type and e.effect not in ("modify-characteristic", "set-characteristic", "grant-ability", "mortal-wounds"):
         if (e.weapon_type == "ranged") != (attack.phase == "shooting"):
             return f"not applied: {e.weapon_type} attacks only"
     return None
@@ -168,6 +169,78 @@ def _ignores_hit_modifiers(e: Effect) -> bool:
     (True, False)
     """
     return e.side == "attacker" and "hit roll" in (e.parameter or "").lower()
+
+
+def _ignores_wound_modifiers(e: Effect) -> bool:
+    """Whether an ``ignore-modifiers`` effect of the attacker covers the wound roll ("the Hit roll
+    and/or the Wound roll", "any roll or test made for it (excluding modifiers to saving throws)").
+
+    >>> e = Effect(source_id="s", locator="l", rule_table="t", rule_id="i", rule_kind="stratagem",
+    ...     rule_name="r", edition=10, faction_id=None, position=0, side="attacker", effect="ignore-modifiers",
+    ...     roll=None, characteristic=None, value=None, parameter="the Hit roll and/or the Wound roll",
+    ...     weapon_type=None, conditions=None, wording="w", origin="reader")
+    >>> _ignores_wound_modifiers(e), _ignores_wound_modifiers(e.model_copy(update={"parameter": "the Hit roll"}))
+    (True, False)
+    """
+    text = (e.parameter or "").lower()
+    return e.side == "attacker" and ("wound roll" in text or "any roll" in text)
+
+
+def _ignores_skill_modifiers(e: Effect) -> bool:
+    """Whether an ``ignore-modifiers`` effect of the attacker covers its BS/WS ("that attack's
+    Ballistic Skill characteristic") without the hit roll (``_ignores_hit_modifiers`` covers both).
+
+    >>> e = Effect(source_id="s", locator="l", rule_table="t", rule_id="i", rule_kind="stratagem",
+    ...     rule_name="r", edition=11, faction_id=None, position=0, side="attacker", effect="ignore-modifiers",
+    ...     roll=None, characteristic=None, value=None, parameter="the following: that attack's Ballistic Skill "
+    ...     "characteristic", weapon_type=None, conditions=None, wording="w", origin="reader")
+    >>> _ignores_skill_modifiers(e), _ignores_skill_modifiers(e.model_copy(update={"parameter": "the Move"}))
+    (True, False)
+    """
+    text = (e.parameter or "").lower()
+    return e.side == "attacker" and ("ballistic skill" in text or "weapon skill" in text)
+
+
+_SUFFERS = re.compile(r"\b(?:the\s+target(?:\s+unit)?|that\s+(?:enemy\s+)?unit|the\s+enemy\s+unit|that\s+target)"
+                      r"\s+suffers\b", re.I)
+_ON_A = re.compile(r"\bon\s+a\s+([2-6])\+", re.I)
+
+
+def _mortal_wounds(e: Effect, attack: _Attack) -> tuple[str, bool]:
+    """A rule's mortal wounds applied to the attack: on a Critical Hit / Critical Wound (the
+    ``critical-hit`` / ``critical-wound`` condition) as weapon inputs, otherwise once, after the
+    attack (``Context.mortal_wounds_after``, "on a N+" read from the wording when it says so).
+    Only mortal wounds the attack's target suffers ("the target suffers", "that enemy unit
+    suffers"); 11th edition 06.02: they are resolved after the normal damage."""
+    if e.side != "attacker" or not _SUFFERS.search(e.wording or ""):
+        return "not applied: the mortal wounds are not the attack's target's (or the wording does not say so)", False
+    try:
+        amount = dice(e.parameter or "1")
+    except (InputError, ValueError):
+        return f"not applied: {e.parameter!r} is not a number of mortal wounds the engine reads", False
+    terms = {name for name, _ in split_conditions(e.conditions)}
+    field = ("mortal_wounds_on_critical_hit" if "critical-hit" in terms else
+             "mortal_wounds_on_critical_wound" if "critical-wound" in terms else None)
+    if field is None:
+        if e.weapon_type and (e.weapon_type == "ranged") != (attack.phase == "shooting"):
+            return f"not applied: {e.weapon_type} attacks only", False
+        on = _ON_A.search(e.wording[: _SUFFERS.search(e.wording).start()])
+        needed = int(on.group(1)) if on else None
+        attack.context = replace(attack.context, mortal_wounds_after=attack.context.mortal_wounds_after
+                                 + ((needed, amount),))
+        return ("applied: " + (f"on a {needed}+, " if needed else "") + f"{amount.text} mortal wounds after the attack"), True
+    changed = []
+    for i, w in enumerate(attack.weapons):
+        if not _weapon_matches(e, w):
+            continue
+        if w.devastating_wounds:
+            return (f"not applied: {w.name} has [DEVASTATING WOUNDS]; mortal wounds on a critical are not modelled "
+                    "with it"), False
+        attack.weapons[i] = replace(w, **{field: amount})
+        changed.append(w.name)
+    if not changed:
+        return "not applied: no weapon of the attack it applies to", False
+    return "applied to " + ", ".join(dict.fromkeys(changed)), True
 
 
 def _weapon_matches(e: Effect, w: Weapon) -> bool:
@@ -267,11 +340,26 @@ def _apply_one(e: Effect, attack: _Attack, choices: Sequence[str]) -> tuple[str,
         attack.target = replace(t, stealth=True)
     elif e.effect == "hit-on" and e.value == 6:
         attack.context = replace(c, overwatch=True)
-    elif e.effect == "ignore-modifiers" and _ignores_hit_modifiers(e):
-        attack.context = replace(c, ignore_hit_modifiers=True)
+    elif e.effect == "ignore-modifiers" and (_ignores_hit_modifiers(e) or _ignores_wound_modifiers(e)
+                                            or _ignores_skill_modifiers(e)):
+        attack.context = replace(c, ignore_hit_modifiers=c.ignore_hit_modifiers or _ignores_hit_modifiers(e),
+                                 ignore_wound_modifiers=c.ignore_wound_modifiers or _ignores_wound_modifiers(e),
+                                 ignore_skill_modifiers=c.ignore_skill_modifiers or _ignores_skill_modifiers(e))
+    elif e.effect == "reroll" and e.parameter == "one" and e.roll in ("hit", "wound"):
+        attack.context = replace(c, **{f"reroll_one_{e.roll}": True})
+    elif e.effect == "mortal-wounds":
+        return _mortal_wounds(e, attack)
     elif e.effect == "reroll" and e.roll == "damage":
-        return ("not applied: a re-roll of the Damage roll is not an input of the engine (it takes re-rolls of "
-                "hit and wound rolls only)"), False
+        if not any(w.damage.dice_count for w in attack.weapons if _weapon_matches(e, w)):
+            return "not applied: no weapon of the attack has a random Damage to re-roll", False
+        if e.parameter == "one":
+            attack.context = replace(c, reroll_one_damage=True)
+            return "applied: the first Damage roll below the mean of the Damage dice is re-rolled", True
+        policy = "ones" if e.parameter == "ones" else "below-mean"
+        if c.reroll_damage != "below-mean":
+            attack.context = replace(c, reroll_damage=policy)
+        return ("applied: each Damage roll " + ("of 1" if policy == "ones" else "below the mean of the Damage dice")
+                + " is re-rolled"), True
     else:
         return f"not applied: {_describe(e)} is not modelled by the engine", False
     return "applied", True

@@ -5,8 +5,13 @@ by default, found in the ``effects`` table of a database.
 attacker's faction, the target's faction or the core rules, of the attack's edition; a rule that
 offers a choice is named with the option picked: ``"Suffer Not the Unfaithful: LETHAL HITS"``.
 A datasheet ability is looked for first on the two units' own datasheets, then on the faction's.
-A name matching rules whose effects differ is ambiguous: the error lists them (pass the rule id
-of one: ``stratagems:10e/wahapedia/000008468002``). The target's own datasheet abilities whose
+A name matching rules whose effects differ is narrowed down, in this order: a rule of the
+attacker's faction acts for the attacker and one of the target's faction for the target (a rule
+with no effect on that side is dropped); the request's detachment (``--detachment``), where it
+names one, keeps the rules of that detachment; the same wording printed by two rows (one rule in
+two tables or sources) is one rule. Only a real choice stays ambiguous: the error lists the
+candidates with their detachments (pass ``--detachment`` or the rule id of one:
+``stratagems:10e/wahapedia/000008468002``). The target's own datasheet abilities whose
 effects protect it (Feel No Pain, damage reduction, Stealth, an invulnerable save, -1 to be hit
 or wounded) and hold without a situational condition apply by default; ``--without NAME`` turns
 one off.
@@ -76,11 +81,69 @@ def _label(effects: list[Effect]) -> str:
     return f"{_KIND_WORDS.get(e.rule_kind, e.rule_kind)} {e.rule_name!r} ({e.rule_table}:{e.rule_id})"
 
 
-def find_named(con, name: str, edition: int, factions: list[str], own_sheets: list[str]) -> NamedRule:
-    """The rule ``name`` (or ``table:rule_id``) of ``factions`` or the core rules in ``edition``.
+_DETACHMENT_SQL = {
+    "stratagems": 'SELECT "group" FROM stratagems WHERE stratagem_id = ?',
+    "detachment_abilities": "SELECT detachment FROM detachment_abilities WHERE detachment_ability_id = ?",
+    "enhancements": "SELECT detachment FROM enhancements WHERE enhancement_id = ?",
+}
 
-    Raises ``NotFoundError`` (an unknown name, with close names) and ``InputError`` (an ambiguous
-    one, listing the candidates).
+
+def _detachment(con, table: str, rule_id: str) -> str | None:
+    """The detachment a stratagem, detachment rule or enhancement belongs to (None: another table,
+    or none printed)."""
+    sql = _DETACHMENT_SQL.get(table)
+    if sql is None:
+        return None
+    row = con.execute(sql, [rule_id]).fetchone()
+    return row[0] if row and row[0] else None
+
+
+def _acts_for_its_side(effects: list[Effect], attacker_faction: str | None, target_faction: str | None) -> bool:
+    """Whether a rule can act in this attack from its faction: a core rule (no faction) always; a
+    rule of the attacker's faction when it has an effect for the attacker; of the target's faction
+    when it has one for the target."""
+    faction = effects[0].faction_id
+    if faction is None:
+        return True
+    sides = {e.side for e in effects}
+    return (faction == attacker_faction and "attacker" in sides) or (faction == target_faction and "target" in sides)
+
+
+def _wording_key(effects: list[Effect]) -> tuple:
+    return tuple(dict.fromkeys(name_key(e.wording) for e in effects))
+
+
+def _narrowed(con, candidates: list[list[Effect]], detachment: str | None, attacker_faction: str | None,
+              target_faction: str | None) -> list[list[Effect]]:
+    """The candidates left after the narrowing of the module's docstring (each step only when it
+    leaves at least one)."""
+    steps = [
+        lambda es: _acts_for_its_side(es, attacker_faction, target_faction),
+        lambda es: detachment is not None and name_key(_detachment(con, es[0].rule_table, es[0].rule_id) or "")
+        == name_key(detachment),
+    ]
+    for keep in steps:
+        if len(candidates) > 1:
+            kept = [es for es in candidates if keep(es)]
+            candidates = kept or candidates
+    if len(candidates) > 1:
+        by_wording: dict[tuple, list[Effect]] = {}
+        for es in candidates:
+            by_wording.setdefault(_wording_key(es), es)
+        candidates = list(by_wording.values())
+    return candidates
+
+
+def find_named(con, name: str, edition: int, factions: list[str], own_sheets: list[str], *,
+               detachment: str | None = None, attacker_faction: str | None = None,
+               target_faction: str | None = None) -> NamedRule:
+    """The rule ``name`` (or ``table:rule_id``) of ``factions`` or the core rules in ``edition``;
+    of several rules of that name with other effects, the one left by the narrowing of the
+    module's docstring (the ``attacker_faction`` and ``target_faction``, the request's
+    ``detachment``, one wording printed twice).
+
+    Raises ``NotFoundError`` (an unknown name, with close names) and ``InputError`` (a real
+    choice, listing the candidates with their detachments and ``TABLE:ID``).
     """
     rules = _group(_rows(con, edition, factions))
     choice = None
@@ -106,11 +169,16 @@ def find_named(con, name: str, edition: int, factions: list[str], own_sheets: li
     distinct: dict[tuple, list[Effect]] = {}
     for es in found:
         distinct.setdefault(_content(es), es)
-    if len(distinct) > 1:
-        listed = "; ".join(_label(es) for es in list(distinct.values())[:8])
-        raise InputError(f"--with {name!r} is ambiguous: {len(distinct)} rules of that name have other effects: "
-                         f"{listed}; give one as TABLE:ID")
-    effects = next(iter(distinct.values()))
+    left = _narrowed(con, list(distinct.values()), detachment, attacker_faction, target_faction)
+    if len(left) > 1:
+        def label(es: list[Effect]) -> str:
+            of = _detachment(con, es[0].rule_table, es[0].rule_id)
+            return _label(es) + (f" of the detachment {of!r}" if of else "")
+
+        listed = "; ".join(label(es) for es in left[:8])
+        raise InputError(f"--with {name!r} is ambiguous: {len(left)} rules of that name have other effects: "
+                         f"{listed}; give the detachment (--detachment NAME) or one rule as TABLE:ID")
+    effects = left[0]
     options = {(e.conditions or "").split("choice:", 1)[1].split(";")[0] for e in effects
                if e.conditions and "choice:" in e.conditions}
     if choice is not None and choice not in {o.upper() for o in options}:
@@ -168,7 +236,10 @@ def effects_for(con, request, sheet: dict | None, edition: int, weapons, target,
     factions = [f for f in dict.fromkeys([sheet.get("faction_id") if sheet else None,  # None: custom weapons only
                                           target_sheet_row.get("faction_id") if target_sheet_row else None]) if f]
     own = ([sheet["datasheet_id"]] if sheet else []) + ([target_sheet_row["datasheet_id"]] if target_sheet_row else [])
-    named = [find_named(con, name, edition, factions, own) for name in request.with_effects]
+    named = [find_named(con, name, edition, factions, own, detachment=getattr(request, "detachment", None),
+                        attacker_faction=sheet.get("faction_id") if sheet else None,
+                        target_faction=target_sheet_row.get("faction_id") if target_sheet_row else None)
+             for name in request.with_effects]
     defaults = target_defaults(con, target_sheet_row["datasheet_id"], edition) if target_sheet_row else []
     off = {name_key(n) for n in request.without_effects}
     unknown = [n for n in request.without_effects if name_key(n) not in {name_key(d.name) for d in defaults}]

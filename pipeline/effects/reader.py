@@ -161,6 +161,8 @@ _SITUATIONAL = re.compile(
     r"|\bclosest\s+eligible\s+target\b|\bbattle-shocked\b[^,.;]*|\bselected\s+(?:unit|enemy)\b[^,.;]*"
     r"|\bthat\s+(?:enemy\s+)?unit\b(?!\s+(?:within|is|has\s+attacked))",
     re.I)
+#: The unit that suffers a Critical Hit's / Wound's mortal wounds, as ``_SITUATIONAL`` finds it.
+_SUFFERER = re.compile(r"that\s+(?:enemy\s+)?unit", re.I)
 #: Clauses of ``_SITUATIONAL`` that are conditions the request states after all (read as such).
 _EVALUABLE = re.compile(r"half\s+range|remained\s+stationary|charge\s+move\s+this\s+turn|charged\s+this\s+turn"
                         r"|if\s+(?:it|that\s+attack|the\s+attack)\s+(?:scores|is)\s+a\s+critical", re.I)
@@ -373,7 +375,11 @@ def read_sentence(s: str) -> list[ReadEffect]:
             terms.append("critical-hit")
         if _CRIT_WOUND.search(upto) and m.effect not in ("critical-on",):
             terms.append("critical-wound")
-        terms.extend(_situational(s, m))
+        situational = _situational(s, m)
+        if m.effect == "mortal-wounds" and {"critical-hit", "critical-wound"} & set(terms):
+            # "scores a Critical Wound against a unit ..., that unit suffers D6 mortal wounds": the target
+            situational = [t for t in situational if not _SUFFERER.fullmatch(t.partition(":")[2])]
+        terms.extend(situational)
         out.append(ReadEffect(side=side, effect=m.effect, roll=m.roll, characteristic=m.characteristic,
                               value=m.value, parameter=m.parameter, weapon_type=weapon_type,
                               conditions=join_conditions(terms), wording=s))

@@ -12,12 +12,15 @@ An ``Effect`` row (``schemas.records.Effect``) holds one effect in these terms:
 - ``set-characteristic``: the ``characteristic`` is ``value``.
 - ``reroll``: re-roll the ``roll`` (``hit``, ``wound``, ``damage``, ``save``); ``parameter``
   ``ones`` (a roll of 1), ``failed`` or ``all`` (any roll: "you can re-roll the Hit roll"),
-  ``one`` (a single die: Command Re-roll).
+  ``one`` (a single die: "re-roll one Hit roll", Command Re-roll: one failed roll of the unit).
 - ``critical-on``: an unmodified ``roll`` (``hit``, ``wound``) of ``value``+ is a Critical Hit /
   Critical Wound.
 - ``extra-hits``: a Critical Hit scores ``parameter`` (dice) additional hits (Sustained Hits).
 - ``auto-wound``: a Critical Hit wounds automatically (Lethal Hits).
-- ``mortal-wounds``: ``parameter`` (dice) mortal wounds.
+- ``mortal-wounds``: ``parameter`` (dice) mortal wounds the target suffers: with ``critical-hit`` /
+  ``critical-wound``, on each such Critical, in addition to the attack; otherwise once, after the
+  attack ("on a 4+" read from the wording). Applied only when the wording says the target (or
+  "that enemy unit") suffers them.
 - ``feel-no-pain``: a Feel No Pain ``value``+ against ``parameter`` (``all``, ``mortal-wounds``,
   ``psychic``).
 - ``damage-reduction``: ``parameter`` ``one`` (-1 Damage, minimum 1) or ``half``.

@@ -96,6 +96,29 @@ class LethalHits(Declared):
 @dataclass(frozen=True)
 class TwinLinked(Declared):
     reroll: str
+    #: the re-roll policy when fishing for Critical Wounds (any wound roll may be re-rolled)
+    fishing: str
+
+
+@dataclass(frozen=True)
+class Heavy(Declared):
+    hit_modifier: int
+    needs_unengaged: bool
+    needs_not_set_up_this_turn: bool
+    #: the most a model may have moved this turn (None: the unit Remained Stationary)
+    moved_at_most_inches: float | None
+    #: only in the attacker's own Shooting phase (not Fire Overwatch / snap shooting)
+    own_shooting_phase_only: bool
+
+
+@dataclass(frozen=True)
+class MortalWounds(Declared):
+    after_normal_damage: bool
+
+
+@dataclass(frozen=True)
+class RerollOne(Declared):
+    policy: str
 
 
 @dataclass(frozen=True)
@@ -171,6 +194,9 @@ class EditionRules:
     close_quarters: CloseQuarters
     damaged: Damaged
     devastating_wounds: DevastatingWounds
+    heavy: Heavy
+    mortal_wounds: MortalWounds
+    reroll_one: RerollOne
 
 
 @dataclass(frozen=True)
@@ -204,6 +230,7 @@ _SECTIONS = {
     "lethal_hits": LethalHits, "twin_linked": TwinLinked, "hazardous": Hazardous, "psychic": Psychic,
     "overwatch": Overwatch, "indirect_fire": IndirectFire, "cleave": Cleave,
     "close_quarters": CloseQuarters, "damaged": Damaged, "devastating_wounds": DevastatingWounds,
+    "heavy": Heavy, "mortal_wounds": MortalWounds, "reroll_one": RerollOne,
 }
 
 
@@ -222,6 +249,8 @@ def _section(cls, data: dict):
         data["order"] = tuple(data["order"])
     if cls is Cover:
         data["no_cover_for_save_at_most"] = _none(data["no_cover_for_save_at_most"])
+    if cls is Heavy:
+        data["moved_at_most_inches"] = _none(data["moved_at_most_inches"])
     return cls(**data)
 
 
@@ -468,3 +497,91 @@ def _count(parsed, ability: str) -> int:
     if not parsed.value.is_fixed:
         raise InputError(f"weapon ability {ability!r}: {parsed.name} takes a whole number ({parsed.name} 1)")
     return parsed.value.modifier
+
+
+def heavy_applies(weapon, context, rules: EditionRules) -> bool:
+    """Whether [HEAVY]'s +1 to the hit roll applies to an attack of ``weapon`` (a ``Weapon``) under
+    ``context`` (a ``Context``), as the edition declares it (``heavy``).
+
+    10th edition (Heavy): the unit Remained Stationary this turn (``context.stationary``). 11th
+    edition (24.16): in your Shooting phase (not snap shooting, ``context.overwatch``), the unit
+    unengaged (not ``context.close_quarters``), not set up on the battlefield this turn
+    (``context.set_up_this_turn``) and no model moved more than 3" (``context.stationary``, or
+    ``context.moved_inches`` at most 3).
+
+    >>> from pipeline.engine.profiles import Context, Weapon
+    >>> w = Weapon.from_abilities(name="w", attacks="1", skill=4, strength=5, armour_penetration=0, damage="2",
+    ...                           abilities=()); w = dataclasses.replace(w, heavy=True)
+    >>> heavy_applies(w, Context(moved_inches=3), rules_for(10)), heavy_applies(w, Context(moved_inches=3), rules_for(11))
+    (False, True)
+    >>> heavy_applies(w, Context(edition=11, stationary=True, set_up_this_turn=True), rules_for(11))
+    False
+    """
+    if not weapon.heavy or weapon.is_melee:
+        return False
+    rule = rules.heavy
+    if rule.own_shooting_phase_only and context.overwatch:
+        return False
+    if rule.needs_unengaged and context.close_quarters:
+        return False
+    if rule.needs_not_set_up_this_turn and context.set_up_this_turn:
+        return False
+    if context.stationary:
+        return True
+    return (rule.moved_at_most_inches is not None and context.moved_inches is not None
+            and context.moved_inches <= rule.moved_at_most_inches)
+
+
+def reroll_one_weapon(weapons: Sequence, roll: str, context) -> int | None:
+    """The index of the weapon whose failed ``roll`` (``hit``, ``wound`` or ``damage``) the unit's
+    re-roll of one die (``Context.reroll_one_hit`` / ``_wound`` / ``_damage``) goes to, or None when none can
+    take it. The policy (``reroll_one``): the first weapon, in the order given, that makes that
+    roll and whose events the engine counts one attack at a time: one with a hit roll (not
+    [TORRENT], not snap shooting or indirect shooting when the edition forbids re-rolls of hit
+    rolls) for ``hit``; any for ``wound``; a random Damage for ``damage`` (the first roll below the
+    mean of its dice is re-rolled: ``damage_reroll_below``); in all, not one whose rolls are re-rolled already
+    (``reroll_hits``, ``reroll_wounds``, [TWIN-LINKED]: a die is re-rolled once), not a weapon with [DEVASTATING WOUNDS] or with
+    mortal wounds on a critical (their events are allocated after the unit's, jointly). The
+    re-roll is spent on one failed roll of that weapon if it has one (the count S of successes of
+    its N rolls becomes S + Bernoulli(p) when S < N: 01.05, a die is re-rolled once, before
+    modifiers).
+
+    >>> from pipeline.engine.profiles import Context, Weapon
+    >>> t = Weapon.from_abilities(name="t", attacks="1", skill=None, strength=4, armour_penetration=0, damage="1",
+    ...                           abilities=()); t = dataclasses.replace(t, torrent=True)
+    >>> b = Weapon.from_abilities(name="b", attacks="2", skill=3, strength=4, armour_penetration=0, damage="1")
+    >>> reroll_one_weapon([t, b], "hit", Context()), reroll_one_weapon([t, b], "wound", Context())
+    (1, 0)
+    """
+    rules = rules_for(context.edition)
+    for i, w in enumerate(weapons):
+        if w.devastating_wounds or w.mortal_wounds_on_critical_hit or w.mortal_wounds_on_critical_wound:
+            continue
+        if roll == "wound" and (context.reroll_wounds or w.twin_linked):
+            continue  # its wound rolls are re-rolled already: a die is re-rolled at most once
+        if roll == "damage" and (w.damage.dice_count == 0 or context.reroll_damage):
+            continue  # a fixed Damage is no roll; every Damage roll is re-rolled already
+        if roll == "hit":
+            if w.torrent or w.skill is None or context.reroll_hits:
+                continue
+            if context.overwatch and rules.overwatch.no_hit_rerolls:
+                continue
+            if context.indirect and w.indirect_fire and not w.is_melee and rules.indirect_fire.no_hit_rerolls:
+                continue
+        return i
+    return None
+
+
+def damage_reroll_below(expr, policy: str = "below-mean") -> float:
+    """The policy of a Damage re-roll (``Context.reroll_one_damage``, ``reroll_damage``): a Damage
+    roll (a ``DiceExpr``, before modifiers) below this value is re-rolled: the mean of the dice
+    (``below-mean``: a re-roll is expected to do better exactly when the roll is below the mean),
+    or the dice's lowest roll plus 1/2 (``ones``: "re-roll a Damage roll of 1").
+
+    >>> from pipeline.normalise.characteristics import dice
+    >>> damage_reroll_below(dice("D6")), damage_reroll_below(dice("D3+1")), damage_reroll_below(dice("D6"), "ones")
+    (3.5, 3.0, 1.5)
+    """
+    if policy == "ones":
+        return min(expr.distribution()) + 0.5
+    return float(sum(value * p for value, p in expr.distribution().items()))

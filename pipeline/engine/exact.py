@@ -121,10 +121,40 @@ unit; 10th Indirect Fire: -1 to hit, 1-3 fails, Benefit of Cover), close-quarter
 (``Context.close_quarters``: a MONSTER/VEHICLE attacker has -1 to hit except with [CLOSE-QUARTERS]
 or [PISTOL], 10.06) and Damaged (``Context.damaged``: -1 to hit, 24.39).
 
-Not modelled: PRECISION (a tag with no effect against identical models); the 11th edition's
-other changes (Heavy's conditions, Twin-linked re-rolling any wound roll, allocation groups of
-mixed units) are outside these inputs: ``Context.stationary`` stands for Heavy's condition and
-Twin-linked re-rolls failed wound rolls in both editions.
+Rules' effects as inputs (``pipeline.effects.apply`` sets them from the ``effects`` table):
+
+- HEAVY (``declarations.heavy_applies``): 10th edition, Remained Stationary (``stationary``);
+  11th (24.16), in your Shooting phase (not snap shooting), unengaged (not ``close_quarters``),
+  not set up this turn (``set_up_this_turn``) and no model moved more than 3" (``stationary`` or
+  ``moved_inches`` <= 3).
+- TWIN-LINKED: "you can re-roll the wound roll" (either edition): ``twin_linked_reroll``
+  ``failed`` (default), ``non-critical`` (every roll but a Critical Wound is re-rolled: fishing,
+  which can pay with DEVASTATING WOUNDS or ANTI) or ``best`` (the higher expected damage per
+  weapon, closed form as for Lethal Hits; reported in ``choices``).
+- Mortal wounds a rule inflicts on a Critical Hit / Critical Wound (``Weapon.
+  mortal_wounds_on_critical_hit`` / ``_wound``, dice), in addition to the attack, and once after
+  the attack (``Context.mortal_wounds_after``: on a D6 of N+, X mortal wounds): one wound lost
+  each, the excess of one spilling over to the next model, Feel No Pain against mortal wounds,
+  inflicted after the unit's normal damage (11th 06.02: "resolve all of the normal damage first,
+  then resolve all of the mortal wounds"; the 10th edition is read the same way). In the chain the
+  per-critical ones are pending events of one damage point, like devastating events. A Lethal
+  Hits automatic wound is not a Critical Wound. Not with DEVASTATING WOUNDS on the same weapon
+  (refused).
+- A re-roll of one die (``reroll_one_hit`` / ``reroll_one_wound``): one failed roll of the unit,
+  spent on the first weapon that can take it (``declarations.reroll_one_weapon``: one with that
+  roll, not re-rolled already, without DEVASTATING WOUNDS or mortal wounds on a critical); the
+  weapon's counts are exact (``_reroll_one``: S successes of N dice become S + Bernoulli(p) when
+  S < N, the re-rolled die critical with its own probability; a Hit and a Wound re-roll together
+  compose, the wound re-roll possibly falling on the re-rolled attack).
+- ``ignore_wound_modifiers``: a negative ``wound_modifier`` is ignored (a positive one kept);
+  ``ignore_skill_modifiers``: the benefit of cover's BS worsening (11th) is ignored.
+
+- Damage re-rolls (``reroll_damage`` ``below-mean`` / ``ones``: every such Damage roll re-rolled,
+  ``_rerolled_damage``; ``reroll_one_damage``: the first roll below the mean of the weapon
+  ``reroll_one_weapon`` picks, exact in the chain, ``_reroll_one_damage``).
+
+Not modelled: PRECISION (a tag with no effect against identical models); allocation groups of
+mixed units are outside these inputs.
 """
 
 from __future__ import annotations
@@ -160,7 +190,7 @@ RULE_KEYS = frozenset({
     "cleave", "indirect-fire", "close-quarters", "damaged",
 })
 
-_REROLL_RANK = {None: 0, "ones": 1, "failed": 2, "all": 2}
+_REROLL_RANK = {None: 0, "ones": 1, "failed": 2, "all": 2, "non-critical": 3}
 _REDUCTIONS = (None, "one", "half")
 _FAIL, _SUCCESS, _CRITICAL = 0, 1, 2
 _ZERO = np.array([1.0])  # the count 0 with certainty
@@ -295,7 +325,18 @@ def resolve(weapons: Sequence[Weapon], target: Target, context: Context | None =
     ]
     choices: dict = {}
     weapons = [_limited(_against(w, target, steps), rules, steps) for w in weapons]
-    plans = [_plan(w, target, context, steps, choices) for w in weapons]
+    one_hit = declarations.reroll_one_weapon(weapons, "hit", context) if context.reroll_one_hit else None
+    one_wound = declarations.reroll_one_weapon(weapons, "wound", context) if context.reroll_one_wound else None
+    one_damage = declarations.reroll_one_weapon(weapons, "damage", context) if context.reroll_one_damage else None
+    for flag, roll, index in ((context.reroll_one_hit, "hit", one_hit), (context.reroll_one_wound, "wound", one_wound),
+                              (context.reroll_one_damage, "damage", one_damage)):
+        if flag and index is None:
+            steps.append(Step("re-rolls", f"re-roll one {roll.capitalize()} roll: no weapon of the attack can take it "
+                              "(see reroll_one_weapon: a hit roll that can be re-rolled, no Devastating Wounds or "
+                              "mortal wounds on a critical)"))
+    plans = [_plan(w, target, context, steps, choices, reroll_one=tuple(
+        roll for roll, index in (("hit", one_hit), ("wound", one_wound), ("damage", one_damage)) if index == i))
+        for i, w in enumerate(weapons)]
     _check_chain_work(plans, target)
 
     totals = {}
@@ -306,6 +347,8 @@ def resolve(weapons: Sequence[Weapon], target: Target, context: Context | None =
         totals[stage] = Distribution(_normalised(pmf))
 
     x = _chain(plans, target, context, steps)
+    if context.mortal_wounds_after:
+        x = _mortal_wounds_after(x, totals, target, context, steps)
     models = _models_pmf(x, target)
     hazardous_mortal_wounds = _hazardous(weapons, context, rules, steps)
     return AttackResult(
@@ -331,6 +374,9 @@ class _Plan:
     #: How the unsaved and devastating events arise (``_DevastatingCounts``), or None when there are
     #: no devastating events.
     joint: "_DevastatingCounts | None" = None
+    #: the re-roll of one Damage roll spent on this weapon: (damage pmf of an event whose roll is
+    #: kept, a sub-probability; P(a roll to re-roll)); see ``_reroll_one_damage``
+    damage_reroll: "tuple[np.ndarray, float] | None" = None
 
 
 @dataclass(frozen=True)
@@ -345,9 +391,11 @@ class _Option:
     q: tuple[float, float, float]
     faces: tuple[int, ...]
     expected_damage: float
+    reroll: str | None = None
 
 
-def _plan(weapon: Weapon, target: Target, context: Context, steps: list[Step], choices: dict) -> _Plan:
+def _plan(weapon: Weapon, target: Target, context: Context, steps: list[Step], choices: dict,
+          reroll_one: tuple[str, ...] = ()) -> _Plan:
     name = weapon.name
     plan = _Plan(weapon)
     rules = rules_for(context.edition)
@@ -376,23 +424,38 @@ def _plan(weapon: Weapon, target: Target, context: Context, steps: list[Step], c
     needed = wound_roll_target(weapon.strength, target.toughness)
     lance = weapon.lance and context.charged
     raw = context.wound_modifier + (1 if lance else 0)
+    if context.ignore_wound_modifiers and context.wound_modifier < 0:
+        step("wound-roll", f"a rule: ignores the {context.wound_modifier:+d} wound roll modifier")
+        raw -= context.wound_modifier
     modifier = capped(raw, rules)
-    reroll = context.reroll_wounds
-    twin = rules.twin_linked.reroll
-    if weapon.twin_linked and _REROLL_RANK[reroll] < _REROLL_RANK[twin]:
-        reroll = twin
+    rerolls = _wound_rerolls(weapon, context, rules)
     candidates = _candidates(weapon, target, context, p_hit)
-    if len(candidates) == 1:  # nothing to choose: no expected damage needed
+    mw_hit = None if weapon.mortal_wounds_on_critical_hit is None else _dice_pmf(weapon.mortal_wounds_on_critical_hit)
+    mw_wound = (None if weapon.mortal_wounds_on_critical_wound is None
+                else _dice_pmf(weapon.mortal_wounds_on_critical_wound))
+    mw_point = _mortal_point(weapon, target)
+    if len(candidates) * len(rerolls) == 1:  # nothing to choose: no expected damage needed
         means = (0.0, 0.0, 0.0, 0.0)
     else:
         means = (weapon.models * _mean(per_model), _mean(sustained) if sustained is not None else 0.0,
                  _mean(normal), _mean(mortal))
+    point_mean = _mean(mw_point)
+    mw_means = (0.0 if mw_hit is None else _mean(mw_hit) * point_mean,
+                0.0 if mw_wound is None else _mean(mw_wound) * point_mean)
     options = [
-        _option(lethal, anti, needed, modifier, reroll, context, p_hit, unsaved_p, weapon.devastating_wounds, *means)
-        for lethal, anti in candidates
+        _option(lethal, anti, needed, modifier, reroll, context, p_hit, unsaved_p, weapon.devastating_wounds, *means,
+                *mw_means)
+        for reroll in rerolls for lethal, anti in candidates
     ]
     chosen = _best(options)
-    lethal, q, faces = chosen.lethal, chosen.q, chosen.faces
+    lethal, q, faces, reroll = chosen.lethal, chosen.q, chosen.faces, chosen.reroll
+    if len(rerolls) > 1:
+        figures = ", ".join(f"{o.reroll} {o.expected_damage:.4f}" for o in options
+                            if o.lethal == chosen.lethal and o.anti == chosen.anti)
+        choices[f"Twin-linked: {name}"] = f"re-roll {reroll} wound rolls"
+        step("twin-linked", f"Twin-linked (any wound roll can be re-rolled): re-roll {reroll} wound rolls, the higher "
+             f"expected damage: {figures}")
+    options = [o for o in options if o.reroll == reroll]
 
     if weapon.lethal_hits:
         _lethal_step(weapon, context, p_hit, options, chosen, step, choices)
@@ -409,7 +472,8 @@ def _plan(weapon: Weapon, target: Target, context: Context, steps: list[Step], c
         why = reroll
         if weapon.twin_linked and reroll != context.reroll_wounds:
             why = "Twin-linked"
-            step("twin-linked", "Twin-linked: failed wound rolls are re-rolled")
+            step("twin-linked", "Twin-linked: failed wound rolls are re-rolled" if reroll == "failed" else
+                 "Twin-linked: every wound roll that is not a Critical Wound is re-rolled (fishing for Critical Wounds)")
         step("re-rolls", f"re-roll wounds ({why}): unmodified {_faces(faces)} re-rolled")
         choices.setdefault("rerolls", []).append({"weapon": name, "roll": "wound", "policy": reroll, "faces": list(faces)})
     step("wound-roll", f"P(fail, wound, Critical Wound) per wound roll = {_fmt(q)}")
@@ -446,12 +510,25 @@ def _plan(weapon: Weapon, target: Target, context: Context, steps: list[Step], c
             "mortal_wounds": _ZERO,
             "damage": _mix([(1.0 - unsaved_p, _ZERO), (unsaved_p, normal)]),
         }
+    if mw_hit is not None or mw_wound is not None:
+        rolled, own = _with_critical_mortal_wounds(rolled, own, lethal, q, unsaved_p, normal, mw_hit, mw_wound,
+                                                   mw_point, p_hit, step)
     plan.stages["attacks"] = _stage_pmf(per_model, None, None, None, None, weapon.models)
     for stage in rolled:
         plan.stages[stage] = _stage_pmf(per_model, p_hit, rolled[stage], own[stage], sustained, weapon.models)
+    if set(reroll_one) - {"damage"}:
+        _reroll_one(plan, tuple(r for r in reroll_one if r != "damage"), p_hit, rolled, own, lethal, q[0],
+                    sustained, step)
+    if "damage" in reroll_one:
+        _reroll_one_damage(plan, weapon, target, context, step)
 
+    # Joint distribution of unsaved and mortal wound events (a rule's, per Critical), for the chain.
+    if mw_hit is not None or mw_wound is not None:
+        plan.mortal_damage = mw_point
+        plan.joint = _joint_mortal_wounds(plan.stages["attacks"], p_hit, sustained, lethal, q, unsaved_p,
+                                          mw_hit, mw_wound)
     # Joint distribution of unsaved and devastating events, for the allocation chain.
-    if p_dev > 0:
+    elif p_dev > 0:
         if not lethal:
             plan.joint = _split_counts(plan.stages["hits"], pu, p_dev)
         else:
@@ -462,6 +539,282 @@ def _plan(weapon: Weapon, target: Target, context: Context, steps: list[Step], c
     if weapon.psychic and not rules.psychic.ignores_harmful_modifiers:
         step("psychic", f"Psychic: a tag in the {rules.ordinal} edition (no effect on the attack itself)")
     return plan
+
+
+def _heavy_why(context: Context, rules: EditionRules, applies: bool = True) -> str:
+    """Why [HEAVY] applies (or not), in the edition's terms (``declarations.heavy_applies``)."""
+    rule = rules.heavy
+    if rule.moved_at_most_inches is None:
+        return "Remained Stationary" if applies else f"the unit did not Remain Stationary ({rules.wording})"
+    if applies:
+        moved = "remained stationary" if context.stationary else f"moved {context.moved_inches:g}\""
+        return (f"unengaged, not set up this turn, {moved} (at most {rule.moved_at_most_inches:g}\"), "
+                f"{rules.wording}, 24.16")
+    why = [w for w, holds in (("snap shooting is not your Shooting phase", rule.own_shooting_phase_only
+                               and context.overwatch),
+                              ("the unit is engaged (close-quarters shooting)", context.close_quarters),
+                              ("the unit was set up this turn", context.set_up_this_turn),
+                              (f"a model moved more than {rule.moved_at_most_inches:g}\"", not context.stationary
+                               and (context.moved_inches or 0) > rule.moved_at_most_inches)) if holds]
+    return f"{'; '.join(why) or 'its conditions do not hold'} ({rules.wording}, 24.16)"
+
+
+def _wound_rerolls(weapon: Weapon, context: Context, rules: EditionRules) -> list[str | None]:
+    """The wound re-roll policies to compare for a weapon: the context's re-roll, or Twin-linked's
+    (the more generous), and with ``context.twin_linked_reroll`` ``non-critical`` or ``best`` the
+    declared fishing policy (``twin_linked.fishing``: re-roll every roll that is not a Critical
+    Wound), alone or beside the other (the engine then takes the higher expected damage)."""
+    base = context.reroll_wounds
+    if weapon.twin_linked and _REROLL_RANK[base] < _REROLL_RANK[rules.twin_linked.reroll]:
+        base = rules.twin_linked.reroll
+    if not weapon.twin_linked or context.twin_linked_reroll == "failed":
+        return [base]
+    if context.twin_linked_reroll == "non-critical":
+        return [rules.twin_linked.fishing]
+    return [base, rules.twin_linked.fishing]
+
+
+def _mortal_point(weapon: Weapon, target: Target) -> np.ndarray:
+    """Damage of one mortal wound after Feel No Pain (the better of ``feel_no_pain``,
+    ``feel_no_pain_mortal`` and, for a [PSYCHIC] weapon, ``feel_no_pain_psychic``): [P(0), P(1)]."""
+    fnps = [f for f in (target.feel_no_pain, target.feel_no_pain_mortal,
+                        target.feel_no_pain_psychic if weapon is not None and weapon.psychic else None) if f is not None]
+    if not fnps or min(fnps) > 6:
+        return _ONE
+    ignored = (7 - max(2, min(fnps))) / 6
+    return np.array([ignored, 1.0 - ignored])
+
+
+def _with_critical_mortal_wounds(rolled: dict, own: dict, lethal: bool, q, unsaved_p: float, normal: np.ndarray,
+                                 mw_hit, mw_wound, mw_point: np.ndarray, p_hit, step) -> tuple[dict, dict]:
+    """The per-hit (``rolled``) and per-Critical Hit (``own``) pmfs of each stage with a rule's
+    mortal wounds on a Critical Wound (``mw_wound``, dice pmf) and on a Critical Hit (``mw_hit``):
+    the mortal wounds are in addition to the attack (its wound roll, save and damage go on), each
+    one point of damage after Feel No Pain (``mw_point``). A Lethal Hits automatic wound is not a
+    Critical Wound (24.23), so it makes no ``mw_wound``."""
+    rolled, own = dict(rolled), dict(own)
+    q0, q1, q2 = q
+    after_save = _mix([(1.0 - unsaved_p, _ZERO), (unsaved_p, normal)])
+    if mw_wound is not None:
+        rolled["mortal_wounds"] = _mix([(1.0 - q2, _ZERO), (q2, mw_wound)])
+        rolled["damage"] = _mix([(q0 + q1 * (1.0 - unsaved_p), _ZERO), (q1 * unsaved_p, normal),
+                                 (q2, np.convolve(after_save, _compound(mw_wound, mw_point)))])
+    if lethal:
+        own = dict(own)
+    else:
+        own = dict(rolled)
+    if mw_hit is not None:
+        own["mortal_wounds"] = np.convolve(own["mortal_wounds"], mw_hit)
+        own["damage"] = np.convolve(own["damage"], _compound(mw_hit, mw_point))
+    for what, pmf, p in (("Critical Hit", mw_hit, p_hit[2]), ("Critical Wound", mw_wound, q2)):
+        if pmf is not None:
+            step("mortal-wounds", f"mortal wounds on a {what} (P = {p:.4f} per {'attack' if what == 'Critical Hit' else 'wound roll'}): "
+                 f"{_mean(pmf):.4f} on average, in addition to the attack, one wound each (they spill over), "
+                 "inflicted after the unit's normal damage (06.02)")
+    return rolled, own
+
+
+def _joint_mortal_wounds(attacks: np.ndarray, p_hit, sustained, lethal: bool, q, unsaved_p: float,
+                         mw_hit, mw_wound) -> "_DevastatingCounts":
+    """Per attack, the joint pmf ``[a, b]`` of its unsaved events ``a`` and of the mortal wounds
+    ``b`` a rule inflicts on its Critical Hit / Critical Wound (``_with_critical_mortal_wounds``),
+    for the allocation chain (which allocates the b mortal wounds after every weapon's normal
+    damage, as it does devastating events)."""
+    q0, q1, q2 = q
+    saved = np.array([[1.0 - unsaved_p], [unsaved_p]])
+    per_wound = np.array([[q0 + q1 * (1.0 - unsaved_p)], [q1 * unsaved_p]])
+    critical_wound = saved * q2 if mw_wound is None else q2 * _convolve2d(saved, mw_wound[None, :])
+    rolled = _add2d(per_wound, critical_wound)
+    crit = saved if lethal else rolled
+    if mw_hit is not None:
+        crit = _convolve2d(crit, mw_hit[None, :])
+    if sustained is not None:
+        extra = np.zeros((1, 1))
+        power = np.ones((1, 1))
+        for x, p in enumerate(sustained):
+            if x:
+                power = _convolve2d(power, rolled)
+            extra = _add2d(extra, p * power)
+        crit = _convolve2d(crit, extra)
+    per_attack = _add2d(_add2d(np.array([[p_hit[0]]]), p_hit[1] * rolled), p_hit[2] * crit)
+    return _DevastatingCounts(attacks, per_attack, split=False)
+
+
+def _compound_sub(count: np.ndarray, item: np.ndarray) -> np.ndarray:
+    """``sum_n count[n] item^{*n}`` for an ``item`` that may be a sub-probability (Horner's scheme).
+
+    >>> _compound_sub(np.array([0.0, 0.0, 1.0]), np.array([0.0, 0.5])).tolist()
+    [0.0, 0.0, 0.25]
+    """
+    nonzero = np.flatnonzero(count)
+    if nonzero.size == 0:
+        return np.array([0.0])
+    high = int(nonzero[-1])
+    acc = np.array([count[high]])
+    for n in range(high - 1, -1, -1):
+        acc = np.convolve(acc, item)
+        acc[0] += count[n]
+    return acc
+
+
+def _per_attack_sub(p_hit, rolled: np.ndarray, own: np.ndarray, sustained: np.ndarray | None) -> np.ndarray:
+    """``_per_attack`` for per-hit pmfs that may be sub-probabilities (a branch left out)."""
+    crit = own
+    if sustained is not None and p_hit[2] > 0:
+        crit = np.convolve(own, _compound_sub(sustained, rolled))
+    return _mix([(p_hit[0], _ZERO), (p_hit[1], rolled), (p_hit[2], crit)])
+
+
+def _reroll_one(plan: "_Plan", rolls: tuple[str, ...], p_hit, rolled: dict, own: dict, lethal: bool, q_fail: float,
+                sustained, step) -> None:
+    """The weapon's stage pmfs when the unit re-rolls one failed Hit roll and/or one failed Wound
+    roll (``rolls``) of this weapon, exactly. With C(a) the compound of the N attacks with each
+    attack's pmf ``a`` (a sub-probability when a branch is left out): A an attack's pmf, A_m
+    without its miss, A_f without its failed wound rolls, A_mf without both; Y a fresh attack (the
+    re-rolled hit die; Y_f without its failed wound rolls) and W a fresh wound roll of a rolled hit:
+
+    - one Hit roll: ``C(A_m) + (C(A) - C(A_m)) * Y`` (no miss: nothing changes; else a miss is
+      replaced by a fresh attack, independent of the rest: the successes S of N dice become
+      S + Bernoulli(p) when S < N, the re-rolled die a Critical Hit with its own probability);
+    - one Wound roll: ``C(A_f) + (C(A) - C(A_f)) * W``;
+    - both: ``C(A_mf) + (C(A_m) - C(A_mf)) * W + (C(A_f) - C(A_mf)) * Y_f
+      + ((C(A) - C(A_m)) * Y - (C(A_f) - C(A_mf)) * Y_f) * W`` (the wound re-roll may fall on the
+      re-rolled attack's wound roll).
+
+    ``*`` is convolution (01.05: a die is re-rolled once, before modifiers)."""
+    attacks = plan.stages["attacks"]
+    C = lambda a: _compound_sub(attacks, a)  # noqa: E731
+
+    def conv(x, y):
+        return np.convolve(x, y)
+
+    def plus(*parts):
+        out = np.zeros(max(p.size for _, p in parts))
+        for sign, p in parts:
+            out[: p.size] += sign * p
+        return out
+
+    p_miss = None
+    p_fail = None
+    for stage in ("hits", "wounds", "unsaved", "mortal_wounds", "damage"):
+        hit = "hit" in rolls
+        wound = "wound" in rolls and stage != "hits"  # a wound re-roll changes no hit count
+        if not hit and not wound:
+            continue
+        A = _per_attack(p_hit, rolled[stage], own[stage], sustained)
+        A_m = A.copy()
+        A_m[0] -= p_hit[0]
+        r_f = rolled[stage].copy()
+        r_f[0] -= q_fail
+        A_f = _per_attack_sub(p_hit, r_f, own[stage] if lethal else r_f, sustained)
+        A_mf = A_f.copy()
+        A_mf[0] -= p_hit[0]
+        W = rolled[stage]
+        cA, cm, cf, cmf = C(A), C(A_m), C(A_f), C(A_mf)
+        if hit and not wound:
+            out = plus((1, cm), (1, conv(plus((1, cA), (-1, cm)), A)))
+        elif wound and not hit:
+            out = plus((1, cf), (1, conv(plus((1, cA), (-1, cf)), W)))
+        else:
+            some_miss = plus((1, conv(plus((1, cA), (-1, cm)), A)), (-1, conv(plus((1, cf), (-1, cmf)), A_f)))
+            out = plus((1, cmf), (1, conv(plus((1, cm), (-1, cmf)), W)), (1, conv(plus((1, cf), (-1, cmf)), A_f)),
+                       (1, conv(some_miss, W)))
+        out = _normalised(_trim(np.clip(out, 0.0, None)))
+        out.flags.writeable = False
+        plan.stages[stage] = out
+        if p_miss is None and hit:
+            p_miss = 1.0 - float(cm.sum())
+        if p_fail is None and wound:
+            p_fail = 1.0 - float(cf.sum())
+    for roll, p in (("hit", p_miss), ("wound", p_fail)):
+        if p is not None:
+            step("re-rolls", f"re-roll one {roll.capitalize()} roll (the unit's, spent on this weapon): P(a failed "
+                 f"{roll} roll to re-roll) = {p:.4f}; the successes S of the N rolls become S + Bernoulli(p) when S < N")
+
+
+def _reroll_one_damage(plan: "_Plan", weapon: Weapon, target: Target, context: Context, step) -> None:
+    """The weapon's damage when the unit re-rolls one Damage roll: the first of its events (in
+    allocation order) whose roll is below the mean of the Damage dice (``declarations.
+    damage_reroll_below``) is re-rolled, before modifiers (01.05). With h the damage of an event
+    whose roll is kept (a sub-probability), l = P(a roll to re-roll) and d the damage of a fresh
+    event, K events do ``h^K + l d * sum_{j=1..K} h^(j-1) d^(K-j)``, compounded over the unsaved
+    count; the chain carries whether the re-roll is spent (``_chain``)."""
+    melta = weapon.melta if context.half_range else None
+    fnp = _event_fnp(weapon, target)
+    below = declarations.damage_reroll_below(weapon.damage)
+    kept = np.zeros(1)
+    low = 0.0
+    for value, p in enumerate(_dice_pmf(weapon.damage)):
+        if p <= 0:
+            continue
+        if value < below:
+            low += p
+            continue
+        fixed = DiceExpr(text=str(value), dice_count=0, dice_sides=0, modifier=value)
+        after = _damage_pmfs(fixed, melta, context.damage_reduction, context.damage_modifier, fnp)[1]
+        kept = _mix([(1.0, kept), (p, after)])
+    fresh = plan.normal_damage
+    unsaved = plan.stages["unsaved"]
+    total = unsaved[0] * _ZERO
+    h_power, spread = _ZERO, np.zeros(1)  # h^(K-1); sum_{j<=K} h^(j-1) d^(K-j)
+    for k in range(1, unsaved.size):
+        spread = _mix([(1.0, h_power), (1.0, np.convolve(spread, fresh))])
+        h_power = np.convolve(h_power, kept)
+        total = _mix([(1.0, total), (unsaved[k], h_power), (unsaved[k] * low, np.convolve(fresh, spread))])
+    damage = _normalised(_trim(total))
+    damage.flags.writeable = False
+    plan.stages["damage"] = damage
+    plan.damage_reroll = (kept, low)
+    step("re-rolls", f"re-roll one Damage roll (the unit's, spent on this weapon): the first roll below {below:g} "
+         f"(the mean of {weapon.damage.text}; P = {low:.4f} per roll) is re-rolled; mean damage {_mean(damage):.4f}")
+
+
+def _event_fnp(weapon: Weapon, target: Target) -> int | None:
+    """The Feel No Pain against a normal damage point of ``weapon`` (as ``_event_damage``)."""
+    fnp = target.feel_no_pain
+    if weapon.psychic and target.feel_no_pain_psychic is not None:
+        fnp = target.feel_no_pain_psychic if fnp is None else min(fnp, target.feel_no_pain_psychic)
+    return fnp
+
+
+def _with_damage_reroll(X: np.ndarray, plan: "_Plan", target: Target) -> np.ndarray:
+    """The chain state after a weapon's unsaved events when one of its Damage rolls can be
+    re-rolled (``_reroll_one_damage``): the state is doubled (re-roll still there, spent); an event
+    whose roll is kept stays (transition of ``kept``), one to re-roll moves to spent with a fresh
+    event's damage."""
+    kept, low = plan.damage_reroll
+    models, wounds = target.models, target.wounds
+    S = X.shape[1]
+    keep = np.array(_transition_matrix(_trim(kept).tobytes(), models, wounds))
+    keep[S - 1, S - 1] = 1.0 - low  # the absorbing state: all destroyed either way
+    fresh = _transition_matrix(plan.normal_damage.tobytes(), models, wounds)
+    big = np.zeros((2 * S, 2 * S))
+    big[:S, :S] = keep
+    big[:S, S:] = low * fresh
+    big[S:, S:] = fresh
+    start = np.zeros((X.shape[0], 2 * S))
+    start[:, :S] = X
+    Y = _apply_count(start, big, plan.stages["unsaved"])
+    return Y[:, :S] + Y[:, S:]
+
+
+def _mortal_wounds_after(x: np.ndarray, totals: dict, target: Target, context: Context, steps: list[Step]) -> np.ndarray:
+    """The chain state after the mortal wounds a rule inflicts once, after the attack
+    (``context.mortal_wounds_after``: on a D6 roll of N+, or always, X mortal wounds): each is one
+    wound lost, one at a time, the excess spilling over (06.02), after Feel No Pain. Updates the
+    ``mortal_wounds`` and ``damage`` totals."""
+    point = _mortal_point(None, target)
+    T = _transition_matrix(point.tobytes(), target.models, target.wounds)
+    for needed, expr in context.mortal_wounds_after:
+        p = 1.0 if needed is None else (7 - max(2, min(7, needed))) / 6
+        count = _mix([(1.0 - p, _ZERO), (p, _dice_pmf(expr))])
+        x = _apply_count(x[None, :], T, count)[0]
+        totals["mortal_wounds"] = Distribution(_normalised(np.convolve(totals["mortal_wounds"].pmf, count)))
+        totals["damage"] = Distribution(_normalised(np.convolve(totals["damage"].pmf, _compound(count, point))))
+        steps.append(Step("mortal-wounds", f"a rule: {'' if needed is None else f'on a {needed}+ (P = {p:.4f}), '}"
+                          f"{expr.text} mortal wounds after the attack (mean {_mean(count):.4f}), one wound each, "
+                          "after the unit's normal damage (06.02)"))
+    return x
 
 
 def _attack_dice(weapon: Weapon, target: Target, context: Context, step) -> np.ndarray:
@@ -583,8 +936,10 @@ def _hit_roll(weapon: Weapon, target: Target, context: Context, step, choices: d
                 harmful.append((label, amount))
             step(rule_key, f"{label}: {amount:+d} to the hit roll ({why})")
 
-        if weapon.heavy and context.stationary:
-            modify("heavy", "Heavy", 1, "Remained Stationary")
+        if declarations.heavy_applies(weapon, context, rules):
+            modify("heavy", "Heavy", rules.heavy.hit_modifier, _heavy_why(context, rules))
+        elif weapon.heavy and not weapon.is_melee and (context.stationary or context.moved_inches is not None):
+            step("heavy", f"Heavy: no +1 to the hit roll ({_heavy_why(context, rules, applies=False)})")
         if context.damaged:
             modify(rules.damaged.key, "Damaged", rules.damaged.hit_modifier,
                    "the attacking models are damaged: Damaged X / the datasheet's Damaged profile")
@@ -627,9 +982,12 @@ def _hit_roll(weapon: Weapon, target: Target, context: Context, step, choices: d
             for label, amount in harmful:
                 ignored.append(f"the {label} {amount:+d}")
                 raw -= amount
-            if ignored:
-                who = "Psychic" if weapon.psychic and rules.psychic.ignores_harmful_modifiers else "A rule"
-                step("psychic", f"{who}: ignores {' and '.join(ignored)} ({rules.wording})")
+        elif context.ignore_skill_modifiers and cover is not None and rules.cover.effect == "worsen-bs":
+            ignored.append(f"the benefit of cover's BS worsening (BS stays {weapon.skill}+)")
+            cover = None
+        if ignored:
+            who = "Psychic" if weapon.psychic and rules.psychic.ignores_harmful_modifiers else "A rule"
+            step("psychic", f"{who}: ignores {' and '.join(ignored)} ({rules.wording})")
         if cover is not None and rules.cover.effect == "worsen-bs":
             skill_name = "WS" if weapon.is_melee else "BS"
             worsened = weapon.skill + rules.cover.amount
@@ -684,17 +1042,19 @@ def _candidates(weapon: Weapon, target: Target, context: Context, p_hit) -> list
 
 
 def _option(lethal, anti, needed, modifier, reroll, context, p_hit, unsaved_p, devastating,
-            attacks_mean, es, normal_mean, mortal_mean) -> _Option:
+            attacks_mean, es, normal_mean, mortal_mean, mw_hit_mean=0.0, mw_wound_mean=0.0) -> _Option:
     """An option with its wound-roll probabilities and the weapon's expected damage (closed form:
-    E[attacks] x (P(hit) x E[rolled hit] + P(Critical Hit) x (E[own] + E[Sustained] x E[rolled hit])))."""
+    E[attacks] x (P(hit) x E[rolled hit] + P(Critical Hit) x (E[own] + E[Sustained] x E[rolled hit]));
+    a rule's mortal wounds on a Critical Wound / Hit add their expected damage to a rolled hit's /
+    a Critical Hit's)."""
     critical_on = min([context.critical_wound_on] + [a.threshold for a in anti])
     q, faces = _roll_probabilities(needed, modifier, critical_on, 1, reroll)
     p_dev = q[2] if devastating else 0.0
     p_wound = q[1] + (0.0 if devastating else q[2])
-    rolled = p_wound * unsaved_p * normal_mean + p_dev * mortal_mean
-    own = unsaved_p * normal_mean if lethal else rolled
+    rolled = p_wound * unsaved_p * normal_mean + p_dev * mortal_mean + q[2] * mw_wound_mean
+    own = (unsaved_p * normal_mean if lethal else rolled) + mw_hit_mean
     expected = attacks_mean * (p_hit[1] * rolled + p_hit[2] * (own + es * rolled))
-    return _Option(lethal, critical_on, anti, q, faces, expected)
+    return _Option(lethal, critical_on, anti, q, faces, expected, reroll)
 
 
 def _best(options: list[_Option]) -> _Option:
@@ -852,6 +1212,7 @@ def _roll_probabilities(
         face
         for face, cls in zip(range(1, 7), classes)
         if (reroll == "ones" and face == 1) or (reroll in ("failed", "all") and cls == _FAIL)
+        or (reroll == "non-critical" and cls != _CRITICAL)
     )
     probs = [0.0, 0.0, 0.0]
     for face, cls in zip(range(1, 7), classes):
@@ -871,14 +1232,16 @@ def _event_damage(weapon: Weapon, target: Target, context: Context, mortal: bool
         fnp = target.feel_no_pain_psychic if fnp is None else min(fnp, target.feel_no_pain_psychic)
     if mortal and target.feel_no_pain_mortal is not None:
         fnp = target.feel_no_pain_mortal if fnp is None else min(fnp, target.feel_no_pain_mortal)
-    return _damage_pmfs(weapon.damage, melta, context.damage_reduction, context.damage_modifier, fnp)
+    return _damage_pmfs(weapon.damage, melta, context.damage_reduction, context.damage_modifier, fnp,
+                        context.reroll_damage if weapon.damage.dice_count > 0 else None)
 
 
 @lru_cache(maxsize=1024)
 def _damage_pmfs(
-    damage: DiceExpr, melta: DiceExpr | None, reduction: str | None, modifier: int, fnp: int | None
+    damage: DiceExpr, melta: DiceExpr | None, reduction: str | None, modifier: int, fnp: int | None,
+    reroll: str | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    rolled = _dice_pmf(damage)
+    rolled = _rerolled_damage(damage, reroll) if reroll else _dice_pmf(damage)
     if melta is not None:
         rolled = np.convolve(rolled, _dice_pmf(melta))
     value = np.arange(rolled.size)
@@ -893,6 +1256,20 @@ def _damage_pmfs(
     before.flags.writeable = False
     after.flags.writeable = False
     return before, after
+
+
+def _rerolled_damage(expr: DiceExpr, policy: str = "below-mean") -> np.ndarray:
+    """The Damage roll's pmf when every roll below the policy's value is re-rolled once
+    (``Context.reroll_damage``; ``declarations.damage_reroll_below``): P(v) = P(v) [v kept] +
+    P(a roll re-rolled) P(v).
+
+    >>> _rerolled_damage(DiceExpr(text="D3", dice_count=1, dice_sides=3, modifier=0)).tolist()[1:]
+    [0.1111111111111111, 0.4444444444444444, 0.4444444444444444]
+    """
+    rolled = _dice_pmf(expr)
+    below = np.arange(rolled.size) < declarations.damage_reroll_below(expr, policy)
+    low = float(rolled[below].sum())
+    return np.where(below, 0.0, rolled) + low * rolled
 
 
 @lru_cache(maxsize=512)
@@ -1391,7 +1768,8 @@ def _chain(plans: list[_Plan], target: Target, context: Context, steps: list[Ste
     for plan in plans:
         T = _transition_matrix(plan.normal_damage.tobytes(), models, wounds)
         if plan.joint is None:
-            X = _apply_count(X, T, plan.stages["unsaved"])
+            X = (_apply_count(X, T, plan.stages["unsaved"]) if plan.damage_reroll is None
+                 else _with_damage_reroll(X, plan, target))
             continue
         p_nonzero, D, cap = _mortal_events(plan.mortal_damage, target)
         if pending and _same_events(pending[-1][1], D):  # only the total of the two counts matters
@@ -1508,6 +1886,13 @@ def _validate(weapons: Sequence[Weapon], target: Target, context: Context) -> No
         raise EngineInputError(f"{len(weapons)} weapons: at most {limits.MAX_WEAPONS_PER_ATTACK} weapon profiles "
                                "in one attack; resolve them in several attacks")
     _validate_target(target)
+    for w in weapons:
+        if w.devastating_wounds and (w.mortal_wounds_on_critical_hit or w.mortal_wounds_on_critical_wound):
+            raise EngineInputError(f"weapon {w.name!r}: mortal wounds on a critical with [DEVASTATING WOUNDS] are not "
+                                   "modelled together; resolve without one of them")
+    if context.twin_linked_reroll not in ("failed", "non-critical", "best"):
+        raise EngineInputError(f"context twin_linked_reroll must be failed, non-critical or best, got "
+                               f"{context.twin_linked_reroll!r}")
     for label, value in (("critical_hit_on", context.critical_hit_on), ("critical_wound_on", context.critical_wound_on)):
         if not 2 <= value <= 6:
             raise EngineInputError(f"context {label} must be 2..6 (5 for Critical Hits on 5+), got {value}")

@@ -70,6 +70,11 @@ class Weapon:
     indirect_fire: bool = False
     #: [CLOSE-QUARTERS] or [PISTOL] (24.07, 24.27): no -1 to hit in close-quarters shooting
     close_quarters: bool = False
+    #: a rule's "each time an attack scores a Critical Hit (Wound), the target suffers X mortal
+    #: wounds" (``pipeline.effects``): X (dice) mortal wounds per Critical Hit / Critical Wound, in
+    #: addition to the attack, inflicted after the unit's normal damage (see ``pipeline.engine.exact``)
+    mortal_wounds_on_critical_hit: DiceExpr | None = None
+    mortal_wounds_on_critical_wound: DiceExpr | None = None
 
     def against(self, keywords: frozenset[str]) -> tuple["Weapon", tuple[tuple[str, str], ...]]:
         """This weapon as it attacks a target with ``keywords`` (upper case): each ability of
@@ -244,3 +249,34 @@ class Context:
     #: all modifiers to the Hit roll"): those that hurt it are ignored, as for an 11th-edition
     #: [PSYCHIC] weapon (``edition_rules.toml`` psychic, 24.29), in either edition.
     ignore_hit_modifiers: bool = False
+    #: a rule lets the attack ignore any or all modifiers to the wound roll ("ignore any or all
+    #: modifiers to the Wound roll"): a negative ``wound_modifier`` is ignored, a positive one kept.
+    ignore_wound_modifiers: bool = False
+    #: a rule lets the attack ignore modifiers to its BS/WS only ("ignore any or all modifiers to
+    #: the following: that attack's Ballistic Skill characteristic"): the 11th edition's benefit of
+    #: cover, which worsens BS (13.08), is ignored; hit roll modifiers stay.
+    ignore_skill_modifiers: bool = False
+    #: "you can re-roll one Hit roll" / "one Wound roll" (Command Re-roll, and rules worded so): one
+    #: failed roll of the attacking unit is re-rolled, on the weapon ``reroll_one_weapon`` picks
+    #: (``pipeline.engine.declarations``).
+    reroll_one_hit: bool = False
+    reroll_one_wound: bool = False
+    #: "re-roll one Damage roll": the first Damage roll of the weapon ``reroll_one_weapon`` picks
+    #: that is below the mean of its Damage dice is re-rolled (before modifiers); ``reroll_damage``
+    #: every attack's Damage roll: ``below-mean`` ("you can re-roll the Damage roll": each roll
+    #: below the mean) or ``ones`` ("re-roll a Damage roll of 1").
+    reroll_one_damage: bool = False
+    reroll_damage: Literal["ones", "below-mean"] | None = None
+    #: [TWIN-LINKED]'s re-roll: ``failed`` (re-roll failed wound rolls), ``non-critical`` (re-roll
+    #: every wound roll that is not a Critical Wound: fishing for Critical Wounds, which can pay with
+    #: [DEVASTATING WOUNDS] or [ANTI]; the 11th edition's wording lets the player re-roll any wound
+    #: roll) or ``best`` (the exact engine takes, per weapon, the one with the higher expected damage).
+    twin_linked_reroll: Literal["failed", "non-critical", "best"] = "failed"
+    #: 11th edition [HEAVY] (24.16) needs all of: the unit unengaged (not ``close_quarters``), not
+    #: set up on the battlefield this turn, and no model moved more than 3" this turn
+    #: (``stationary``, or ``moved_inches`` at most 3). The 10th edition needs ``stationary`` only.
+    set_up_this_turn: bool = False
+    moved_inches: float | None = None
+    #: mortal wounds the target suffers after the attack, each (roll needed on one D6 or None for
+    #: always, mortal wounds as dice): "roll one D6: on a 4+, that unit suffers D3 mortal wounds".
+    mortal_wounds_after: tuple[tuple[int | None, DiceExpr], ...] = ()

@@ -75,6 +75,9 @@ class AttackRequest:
     #: Custom weapons (``inputs.parse_weapon_profile``): ``"A2 BS3+ S4 AP-1 D1 [LETHAL HITS]"``, each
     #: fired by ``models`` models (default 1), with the ``weapons`` named or in place of the loadout.
     weapon_profiles: tuple[str, ...] = ()
+    #: The attacker's detachment (a name): of rules named alike in ``with_effects``, the one of
+    #: this detachment (``pipeline.effects.named``).
+    detachment: str | None = None
 
 
 @dataclass(frozen=True)

@@ -92,6 +92,17 @@ Critical Hits); ``wounds`` (successful wound rolls plus Lethal Hits' automatic w
 ``models_destroyed``; and the attacker's failed Hazardous tests / hazard rolls, whose mean times
 ``hazard_mortal_wounds_per_failure`` is ``AttackResult.hazardous_mortal_wounds``.
 
+Rules' effects (both editions; ``pipeline.engine.exact`` states the same rules): HEAVY's
+conditions (``declarations.heavy_applies``); TWIN-LINKED re-rolling every wound roll that is not a
+Critical Wound (``twin_linked_reroll`` ``non-critical``; ``best``: simulated both ways, like the
+Lethal Hits option); mortal wounds on a Critical Hit / Wound (``Weapon.mortal_wounds_on_critical_*``)
+and after the attack (``Context.mortal_wounds_after``), one damage point each after Feel No Pain,
+allocated after the unit's normal damage with the devastating events; the re-roll of one Hit,
+Wound or Damage roll (the first failed roll, or the first Damage roll below the mean of its dice,
+of the weapon ``declarations.reroll_one_weapon`` picks, in each trial); every Damage roll below
+the mean (or of 1) re-rolled (``Context.reroll_damage``); a negative wound roll modifier ignored
+(``ignore_wound_modifiers``).
+
 Not modelled: PRECISION (no effect on the outcome against Bodyguard models); PSYCHIC in the 10th
 edition (a tag only).
 
@@ -112,7 +123,8 @@ from typing import Sequence
 import numpy as np
 
 from pipeline.engine import declarations
-from pipeline.engine.declarations import EditionRules, capped, limit, rules_for
+from pipeline.engine.declarations import (EditionRules, capped, damage_reroll_below, heavy_applies, limit,
+                                           reroll_one_weapon, rules_for)
 from pipeline.engine.profiles import Anti, Context, Reroll, Target, Weapon
 from pipeline.engine.result import STAGES, AttackResult, Distribution
 from pipeline.errors import InputError
@@ -189,6 +201,8 @@ def simulate(
     for w, choice in zip(weapons, chosen):
         if rules.lethal_hits.optional and w.lethal_hits and not w.torrent and w.skill is not None:
             report[f"Lethal Hits: {w.name}"] = LETHAL_HITS_OPTIONS[choice.auto_wound]  # it can score Critical Hits
+        if w.twin_linked and context.twin_linked_reroll == "best" and choice.twin_linked_reroll:
+            report[f"Twin-linked: {w.name}"] = f"re-roll {choice.twin_linked_reroll} wound rolls"
         if rules.anti.duplicates and len({a.threshold for a in applicable_anti(w, target)}) > 1 and choice.anti is not None:
             report[f"Anti: {w.name}"] = f"Anti-{choice.anti.keyword} {choice.anti.threshold}+"
     dists = {
@@ -286,6 +300,9 @@ class AttackerChoice:
 
     auto_wound: bool
     anti: Anti | None = None
+    #: a [TWIN-LINKED] weapon's wound re-roll (``failed`` or ``non-critical``); None: the
+    #: context's ``twin_linked_reroll`` (``best`` counts as ``failed`` unless chosen)
+    twin_linked_reroll: str | None = None
 
 
 def attacker_choices(
@@ -315,7 +332,8 @@ def attacker_choices(
     """
     _check_inputs(weapons, target, context, trials)
     rules = rules_for(context.edition)
-    if not rules.lethal_hits.optional and not rules.anti.duplicates:
+    fishing = context.twin_linked_reroll == "best" and any(w.twin_linked for w in weapons)
+    if not rules.lethal_hits.optional and not rules.anti.duplicates and not fishing:
         return tuple(AttackerChoice(auto_wound=w.lethal_hits) for w in weapons)
     chosen = []
     for w in weapons:
@@ -330,7 +348,9 @@ def attacker_choices(
         for a in sorted(applicable_anti(w, target), key=lambda a: a.threshold):
             by_threshold.setdefault(a.threshold, a)
         antis = (list(by_threshold.values()) or [None]) if rules.anti.duplicates else [None]
-        candidates = [AttackerChoice(auto, anti) for auto in lethal for anti in antis]
+        twins = ([rules.twin_linked.reroll, rules.twin_linked.fishing]
+                 if w.twin_linked and context.twin_linked_reroll == "best" else [None])
+        candidates = [AttackerChoice(auto, anti, twin) for twin in twins for auto in lethal for anti in antis]
         if len(candidates) == 1:
             chosen.append(candidates[0])
             continue
@@ -450,7 +470,7 @@ def hit_roll_target(weapon: Weapon, target: Target, context: Context) -> tuple[i
     if weapon.skill is None:
         raise ValueError(f"weapon {weapon.name!r} makes no hit roll (TORRENT)")
     rules = rules_for(context.edition)
-    helping = [1 if weapon.heavy and context.stationary else 0, max(0, context.hit_modifier)]
+    helping = [rules.heavy.hit_modifier if heavy_applies(weapon, context, rules) else 0, max(0, context.hit_modifier)]
     hurting = [min(0, context.hit_modifier)]
     if rules.stealth.effect == "hit-roll-modifier" and target.stealth and not weapon.is_melee:
         hurting.append(rules.stealth.amount)
@@ -465,6 +485,8 @@ def hit_roll_target(weapon: Weapon, target: Target, context: Context) -> tuple[i
                                        and has_benefit_of_cover(weapon, target, context)) else 0
     if weapon.psychic and rules.psychic.ignores_harmful_modifiers or context.ignore_hit_modifiers:  # each one that hurts
         hurting, worsening = [], 0
+    elif context.ignore_skill_modifiers:  # the BS/WS only
+        worsening = 0
     skill = limit("WS" if weapon.is_melee else "BS", weapon.skill + worsening, rules)
     return skill, capped(sum(helping) + sum(hurting), rules)
 
@@ -579,13 +601,26 @@ def _roll_test(rng, n: int, reroll: Reroll | None, judge) -> np.ndarray:
         again = rolls == 1
     elif reroll in ("failed", "all"):
         again = ~judge(rolls)[0]
+    elif reroll == "non-critical":
+        again = ~judge(rolls)[1]
     else:
         return rolls
     rolls[again] = _d6(rng, int(again.sum()))
     return rolls
 
 
-_REROLL_RANK = {None: 0, "ones": 1, "failed": 2, "all": 2}
+def _reroll_one(rng, rolls: np.ndarray, trial: np.ndarray, judge) -> None:
+    """Re-roll, in place, the first failed roll of each trial (``trial[i]``: the trial of roll i):
+    the unit's re-roll of one die (``Context.reroll_one_hit`` / ``reroll_one_wound``)."""
+    failed = np.flatnonzero(~judge(rolls)[0])
+    if not failed.size:
+        return
+    _, first = np.unique(trial[failed], return_index=True)
+    again = failed[first]
+    rolls[again] = _d6(rng, again.size)
+
+
+_REROLL_RANK = {None: 0, "ones": 1, "failed": 2, "all": 2, "non-critical": 3}
 
 
 def _more_generous(a: Reroll | None, b: Reroll | None) -> Reroll | None:
@@ -597,9 +632,17 @@ def _per_trial(trial: np.ndarray, n: int, weights: np.ndarray | None = None) -> 
     return counts.astype(np.int64) if weights is not None else counts
 
 
-def _damage(rng, weapon: Weapon, context: Context, n: int) -> np.ndarray:
-    """Damage of ``n`` events after Melta, halving, -1 and the context modifier (at least 1)."""
+def _damage(rng, weapon: Weapon, context: Context, n: int, first_of: np.ndarray | None = None) -> np.ndarray:
+    """Damage of ``n`` events after Melta, halving, -1 and the context modifier (at least 1).
+    A Damage roll below the mean of its dice is re-rolled (before modifiers): every such roll with
+    ``context.reroll_damage``, the first of each trial (``first_of``: the events' trials, in
+    allocation order) with the re-roll of one Damage roll."""
     dmg = _roll(rng, weapon.damage, n)
+    if weapon.damage.dice_count and (context.reroll_damage or first_of is not None):
+        low = np.flatnonzero(dmg < damage_reroll_below(weapon.damage, context.reroll_damage or "below-mean"))
+        if first_of is not None and not context.reroll_damage:
+            low = low[np.unique(first_of[low], return_index=True)[1]]
+        dmg[low] = _roll(rng, weapon.damage, low.size)
     if weapon.melta is not None and context.half_range:
         dmg += _roll(rng, weapon.melta, n)
     if context.damage_reduction == "half":
@@ -648,7 +691,8 @@ def _max_events(weapons: Sequence[Weapon], target: Target, context: Context) -> 
     return total
 
 
-def _hit_roll(rng, weapon: Weapon, target: Target, context: Context, attack_trial: np.ndarray):
+def _hit_roll(rng, weapon: Weapon, target: Target, context: Context, attack_trial: np.ndarray,
+              reroll_one: bool = False):
     """(normal hits, Critical Hits) as trial indices, one entry per hit, before Sustained Hits."""
     if weapon.torrent or weapon.skill is None:
         return attack_trial, attack_trial[:0]
@@ -672,6 +716,8 @@ def _hit_roll(rng, weapon: Weapon, target: Target, context: Context, attack_tria
             return success & (rolls > fails_on), critical & (rolls > fails_on)
 
     rolls = _roll_test(rng, attack_trial.size, reroll, judge)
+    if reroll_one:
+        _reroll_one(rng, rolls, attack_trial, judge)
     success, critical = judge(rolls)
     return attack_trial[success & ~critical], attack_trial[critical]
 
@@ -705,7 +751,8 @@ def critical_wound_on(weapon: Weapon, target: Target, context: Context, anti: An
     return min([context.critical_wound_on, *applicable])
 
 
-def _fire(rng, weapon: Weapon, target: Target, context: Context, choice: AttackerChoice, n: int) -> _Fired:
+def _fire(rng, weapon: Weapon, target: Target, context: Context, choice: AttackerChoice, n: int,
+          reroll_one: tuple[str, ...] = ()) -> _Fired:
     """Resolve one weapon's attacks in ``n`` trials up to damage after Feel No Pain, with the
     attacker's ``choice`` (Lethal Hits option, the Anti ability used)."""
     # Attacks: rolled per model, plus Rapid Fire, Blast and Cleave per model.
@@ -719,7 +766,8 @@ def _fire(rng, weapon: Weapon, target: Target, context: Context, choice: Attacke
     attack_trial = np.repeat(np.arange(n, dtype=np.int32), attacks)
     empty = attack_trial[:0]
 
-    normal_hit, critical_hit = _hit_roll(rng, weapon, target, context, attack_trial)
+    normal_hit, critical_hit = _hit_roll(rng, weapon, target, context, attack_trial, "hit" in reroll_one)
+    reroll_one_wound = "wound" in reroll_one
     extra_hit = empty
     if weapon.sustained_hits is not None and critical_hit.size:
         extra = np.maximum(_roll(rng, weapon.sustained_hits, critical_hit.size), 0)
@@ -731,7 +779,8 @@ def _fire(rng, weapon: Weapon, target: Target, context: Context, choice: Attacke
         rolled, automatic = np.concatenate([normal_hit, extra_hit]), critical_hit
     else:
         rolled, automatic = np.concatenate([normal_hit, extra_hit, critical_hit]), empty
-    wound_modifier = capped(context.wound_modifier + (1 if weapon.lance and context.charged else 0), rules)
+    others = 0 if context.ignore_wound_modifiers and context.wound_modifier < 0 else context.wound_modifier
+    wound_modifier = capped(others + (1 if weapon.lance and context.charged else 0), rules)
     needed = wound_roll_target(weapon.strength, target.toughness)
     critical_on = critical_wound_on(weapon, target, context, choice.anti)
 
@@ -739,7 +788,12 @@ def _fire(rng, weapon: Weapon, target: Target, context: Context, choice: Attacke
         return _outcome(rolls, needed, wound_modifier, critical_on)
 
     reroll = _more_generous(context.reroll_wounds, rules.twin_linked.reroll if weapon.twin_linked else None)
+    twin = choice.twin_linked_reroll or (context.twin_linked_reroll if context.twin_linked_reroll != "best" else None)
+    if weapon.twin_linked and twin == rules.twin_linked.fishing:
+        reroll = "non-critical"
     rolls = _roll_test(rng, rolled.size, reroll, judge_wound)
+    if reroll_one_wound:
+        _reroll_one(rng, rolls, rolled, judge_wound)
     success, critical = judge_wound(rolls)
     wounded = rolled[success]
     wounds = _per_trial(wounded, n) + _per_trial(automatic, n)
@@ -759,11 +813,24 @@ def _fire(rng, weapon: Weapon, target: Target, context: Context, choice: Attacke
     # Feel No Pain against Psychic Attacks: every damage point of a [PSYCHIC] weapon's attack.
     fnp_all = [x for x in (target.feel_no_pain,
                            target.feel_no_pain_psychic if weapon.psychic else None) if x is not None]
-    normal_damage = _feel_no_pain(rng, _damage(rng, weapon, context, unsaved_trial.size),
+    normal_damage = _feel_no_pain(rng, _damage(rng, weapon, context, unsaved_trial.size,
+                                               unsaved_trial if "damage" in reroll_one else None),
                                   min(fnp_all) if fnp_all else None)
     mortal = _damage(rng, weapon, context, devastating.size)
     fnp_mortal = [x for x in (*fnp_all, target.feel_no_pain_mortal) if x is not None]
     mortal_damage = _feel_no_pain(rng, mortal, min(fnp_mortal) if fnp_mortal else None)
+    # A rule's mortal wounds on a Critical Hit / Critical Wound (not a Lethal Hits automatic
+    # wound): in addition to the attack, one wound each, after the normal damage (06.02); they take
+    # the devastating events' place (a weapon has one or the other).
+    for expr, crits in ((weapon.mortal_wounds_on_critical_hit, critical_hit),
+                        (weapon.mortal_wounds_on_critical_wound, rolled[critical])):
+        if expr is None or not crits.size:
+            continue
+        per_crit = np.maximum(_roll(rng, expr, crits.size), 0)
+        devastating = np.concatenate([devastating, np.repeat(crits, per_crit)])
+        mortal = np.concatenate([mortal, np.ones(int(per_crit.sum()), dtype=mortal.dtype)])
+        mortal_damage = np.concatenate([mortal_damage, _feel_no_pain(
+            rng, np.ones(int(per_crit.sum()), dtype=mortal.dtype), min(fnp_mortal) if fnp_mortal else None)])
 
     # Hazardous: one D6 per model that fired the weapon; a 10th-edition Hazardous test fails on a
     # 1, an 11th-edition hazard roll (06.03) on a 1-2.
@@ -832,21 +899,39 @@ def _simulate_chunk(
     chosen: tuple[AttackerChoice, ...],
     n: int,
 ) -> TrialCounts:
-    fired = [_fire(rng, w, target, context, choice, n) for w, choice in zip(weapons, chosen)]
+    one_hit = reroll_one_weapon(weapons, "hit", context) if context.reroll_one_hit else None
+    one_wound = reroll_one_weapon(weapons, "wound", context) if context.reroll_one_wound else None
+    one_damage = reroll_one_weapon(weapons, "damage", context) if context.reroll_one_damage else None
+    fired = [_fire(rng, w, target, context, choice, n,
+                   tuple(r for r, at in (("hit", one_hit), ("wound", one_wound), ("damage", one_damage)) if at == i))
+             for i, (w, choice) in enumerate(zip(weapons, chosen))]
     zero = np.zeros(n, dtype=np.int64)
 
     def total(name: str) -> np.ndarray:
         return sum((getattr(f, name) for f in fired), zero)
 
-    # Devastating attacks are allocated after all the unit's other attacks.
+    # Devastating attacks are allocated after all the unit's other attacks, then a rule's mortal
+    # wounds after the attack (Context.mortal_wounds_after), one wound each.
     events = [f.normal_events for f in fired] + [f.devastating_events for f in fired]
+    mortal_wounds, damage = total("mortal_wounds"), total("damage")
+    fnp = [x for x in (target.feel_no_pain, target.feel_no_pain_mortal) if x is not None]
+    for needed, expr in context.mortal_wounds_after:
+        rolled = _roll(rng, expr, n)
+        if needed is not None:
+            rolled = np.where(_d6(rng, n) >= needed, rolled, 0)
+        rolled = np.maximum(rolled, 0)
+        trial = np.repeat(np.arange(n), rolled)
+        points = _feel_no_pain(rng, np.ones(trial.size, dtype=np.int64), min(fnp) if fnp else None)
+        events.append((trial, points))
+        mortal_wounds = mortal_wounds + rolled
+        damage = damage + _per_trial(trial, n, points)
     return TrialCounts(
         attacks=total("attacks"),
         hits=total("hits"),
         wounds=total("wounds"),
         unsaved=total("unsaved"),
-        mortal_wounds=total("mortal_wounds"),
-        damage=total("damage"),
+        mortal_wounds=mortal_wounds,
+        damage=damage,
         models_destroyed=_allocate(events, n, target),
         hazardous_tests_failed=total("hazardous_tests_failed"),
     )

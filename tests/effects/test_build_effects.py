@@ -56,6 +56,7 @@ def test_hand_kept_effects_are_named_as_such(seed_db):
     rows = _rows(seed_db, "SELECT rule_name, edition, effect, value, origin, note IS NOT NULL FROM effects "
                           "WHERE origin = 'hand-kept' ORDER BY rule_name, edition")
     assert rows == [("COMMAND RE-ROLL", 10, "reroll", None, "hand-kept", True),
+                    ("COMMAND RE-ROLL", 10, "reroll", None, "hand-kept", True),
                     ("FIRE OVERWATCH", 10, "hit-on", 6, "hand-kept", True),
                     ("FIRE OVERWATCH", 11, "hit-on", 6, "hand-kept", True)]
 

@@ -194,6 +194,6 @@ def test_ignoring_modifiers_to_the_hit_roll_drops_those_that_hurt():
     assert _close(out.hits.mean, Fraction(5))
 
 
-def test_a_re_roll_of_the_damage_roll_is_listed_as_no_engine_input():
+def test_a_re_roll_of_the_damage_roll_needs_a_random_damage():
     _, applied = _apply_and_resolve([_effect("reroll", roll="damage", parameter="all")])
-    assert not applied[0].applied and "a re-roll of the Damage roll is not an input of the engine" in applied[0].did
+    assert not applied[0].applied and "no weapon of the attack has a random Damage" in applied[0].did
