@@ -102,7 +102,11 @@ weapon's other events are allocated; that count is capped where every model is d
 any state (models x ceil(W / least damage)), and the weapon's hits are split in closed form
 (``_with_devastating``; with Lethal Hits, one attack at a time): the work is linear in the
 attacks, with no joint count matrix; consecutive weapons whose devastating events are the same
-transition share one pending count (their total is all that matters). A count's upper tail of at most 1e-15 is cut and its mass
+transition share one pending count (their total is all that matters). Where two or more pending
+counts would be carried (Devastating Wounds weapons of different Damage), their product is avoided:
+the chain is resolved by kill counts instead (``pipeline.engine.kill_counts``: the walk of the
+wounded model's damage, joined where the devastating events start, with the models destroyed
+counted; linear in the attacks, whatever the number of weapons) when that is less work. A count's upper tail of at most 1e-15 is cut and its mass
 put on the last kept value (``_truncated``), or, for a pending count, on "every model destroyed",
 so every pmf still sums to 1 and no probability moves by more than 1e-15 per weapon.
 
@@ -168,7 +172,7 @@ from typing import Sequence
 import numpy as np
 
 from pipeline import limits
-from pipeline.engine import declarations
+from pipeline.engine import declarations, kill_counts
 from pipeline.engine.blas import single_blas_thread
 from pipeline.engine.declarations import EditionRules, capped, limit, rules_for
 from pipeline.engine.profiles import Anti, Context, Target, Weapon
@@ -1763,6 +1767,9 @@ def _chain(plans: list[_Plan], target: Target, context: Context, steps: list[Ste
     model destroyed, put back on the last state at the end. Nothing grows with the square of the
     attacks: each weapon's work is linear in its hits (or attacks)."""
     models, wounds = target.models, target.wounds
+    if _by_kill_counts(plans, target):
+        steps.append(_MORTAL_STEP(context))
+        return kill_counts.allocate(_streams(plans), models, wounds)
     X = _initial_state(target)[None, :]  # (M, S): M indexes the pending devastating counts
     pending: list[tuple[int, np.ndarray]] = []
     for plan in plans:
@@ -1781,16 +1788,66 @@ def _chain(plans: list[_Plan], target: Target, context: Context, steps: list[Ste
         pending.append((X.shape[0] // int(np.prod([size for size, _ in pending], dtype=np.int64)), D))
     if not pending:
         return X[0]
-    steps.append(Step("mortal-wounds", "allocation: devastating wounds allocated after every weapon's other attacks, "
-                                        "one model each, excess lost"
-                                        + (" (11th edition: after the normal damage, at most one model per Critical "
-                                           "Wound)" if context.edition == 11 else "")))
+    steps.append(_MORTAL_STEP(context))
     X = X.reshape(*[size for size, _ in pending], X.shape[1])
     for _, D in pending:
         X = _contract_powers(X, D)
     x = X.copy()
     x[-1] += max(0.0, 1.0 - float(x.sum()))  # pending counts at their cap: every model destroyed
     return x
+
+
+def _MORTAL_STEP(context: Context) -> Step:  # noqa: N802  (the one wording of the step)
+    return Step("mortal-wounds", "allocation: devastating wounds allocated after every weapon's other attacks, "
+                                 "one model each, excess lost"
+                                 + (" (11th edition: after the normal damage, at most one model per Critical "
+                                    "Wound)" if context.edition == 11 else ""))
+
+
+def _streams(plans: Sequence[_Plan]) -> list[kill_counts.Stream]:
+    """The plans as the streams of ``kill_counts.allocate`` (counts cut as by the main chain)."""
+    streams = []
+    for plan in plans:
+        if plan.joint is None:
+            count, outcome = _truncated(plan.stages["unsaved"]), np.array([[0.0], [1.0]])
+        else:
+            count, outcome = _truncated(plan.joint.count), plan.joint.outcome
+        streams.append(kill_counts.Stream(count, outcome, _trim(plan.normal_damage), _trim(plan.mortal_damage)))
+    return streams
+
+
+def _kill_counts_work(plans: Sequence[_Plan], target: Target) -> int:
+    """The work of ``kill_counts.allocate`` for ``plans`` (``kill_counts.work``)."""
+    units = []
+    for plan in plans:
+        if plan.joint is None:
+            units.append((_truncated(plan.stages["unsaved"]).size - 1, 2, _trim(plan.normal_damage).size))
+        else:
+            rows, cols = plan.joint.outcome.shape
+            values = max(_trim(plan.normal_damage).size, _trim(plan.mortal_damage).size)
+            units.append((_truncated(plan.joint.count).size - 1, rows + cols - 1, values))
+    return kill_counts.work(units, target.models, target.wounds)
+
+
+def _pending_groups(plans: Sequence[_Plan], target: Target) -> int:
+    """How many pending counts the main chain carries: one per Devastating Wounds weapon whose
+    devastating events differ from the previous such weapon's."""
+    groups, last = 0, None
+    for plan in plans:
+        if plan.joint is None:
+            continue
+        D = _mortal_events(plan.mortal_damage, target)[1]
+        if last is None or not _same_events(last, D):
+            groups += 1
+        last = D
+    return groups
+
+
+def _by_kill_counts(plans: Sequence[_Plan], target: Target) -> bool:
+    """Whether the chain is resolved by ``kill_counts`` rather than by pending counts: when two or
+    more pending counts would be carried (their product grows with the attacks of each) and the
+    kill counts take less work."""
+    return _pending_groups(plans, target) >= 2 and _kill_counts_work(plans, target) < _pending_work(plans, target)
 
 
 def _same_events(a: np.ndarray, b: np.ndarray) -> bool:
@@ -1977,6 +2034,15 @@ def _check_weapon_limits(w: Weapon, target: Target, context: Context) -> None:
 
 def chain_work(plans: Sequence["_Plan"], target: Target) -> int:
     """Multiply-adds of the allocation chain (``_chain``) for ``plans`` against ``target``, as
+    estimated before it runs: that of the main chain (``_pending_work``), or of the kill counts
+    (``kill_counts.work``) where ``_chain`` takes them."""
+    if _by_kill_counts(plans, target):
+        return _kill_counts_work(plans, target)
+    return _pending_work(plans, target)
+
+
+def _pending_work(plans: Sequence["_Plan"], target: Target) -> int:
+    """Multiply-adds of the main chain (pending counts of ``_chain``) for ``plans`` against ``target``, as
     estimated before it runs, from the supports of the counts (no distribution is built): per
     weapon, its events (or hits, or attacks, after ``_truncated``) times the cells of the chain
     tensor times the cost of one product by a transition per cell (the states for a dense

@@ -41,6 +41,14 @@ CASES = {
                                    devastating("w1", 10, "2D6", "2", strength=6),
                                    devastating("w2", 10, "D6+1", "1", strength=3, sustained_hits=dice("1"))],
                                   Target(toughness=4, save=3, wounds=2, models=10, feel_no_pain=5), Context()),
+    # two weapons whose devastating events differ (D1, D2) against many models: the pending counts
+    # would multiply (about 3e9 steps); resolved by kill counts (pipeline.engine.kill_counts)
+    "D1 + D2, 300 models each, vs 250 x W2": ([devastating(f"d{d}", 300, attacks="1", damage=d) for d in "12"],
+                                              Target(toughness=5, save=2, wounds=2, models=250, feel_no_pain=5),
+                                              Context()),
+    # the same against one model of many wounds (kill counts of one model: a damage total)
+    "D1 + D2 + D3, vs 1 x W14": ([devastating(f"d{d}", 6, damage=d) for d in "123"],
+                                Target(toughness=8, save=3, wounds=14, models=1, feel_no_pain=6), Context(edition=11)),
 }
 
 
