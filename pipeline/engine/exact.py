@@ -338,17 +338,17 @@ def resolve(weapons: Sequence[Weapon], target: Target, context: Context | None =
             steps.append(Step("re-rolls", f"re-roll one {roll.capitalize()} roll: no weapon of the attack can take it "
                               "(see reroll_one_weapon: a hit roll that can be re-rolled, no Devastating Wounds or "
                               "mortal wounds on a critical)"))
-    plans = [_plan(w, target, context, steps, choices, reroll_one=tuple(
+    plans = [_kept_plan(w, target, context, steps, choices, reroll_one=tuple(
         roll for roll, index in (("hit", one_hit), ("wound", one_wound), ("damage", one_damage)) if index == i))
         for i, w in enumerate(weapons)]
     _check_chain_work(plans, target)
 
     totals = {}
     for stage in ("attacks", "hits", "wounds", "unsaved", "mortal_wounds", "damage"):
-        pmf = _ZERO
-        for plan in plans:
+        pmf = plans[0].stages[stage]
+        for plan in plans[1:]:
             pmf = np.convolve(pmf, plan.stages[stage])
-        totals[stage] = Distribution(_normalised(pmf))
+        totals[stage] = Distribution.normalised(pmf / pmf.sum())  # convolutions of pmfs: never negative
 
     x = _chain(plans, target, context, steps)
     if context.mortal_wounds_after:
@@ -357,7 +357,7 @@ def resolve(weapons: Sequence[Weapon], target: Target, context: Context | None =
     hazardous_mortal_wounds = _hazardous(weapons, context, rules, steps)
     return AttackResult(
         **totals,
-        models_destroyed=Distribution(models),
+        models_destroyed=Distribution.normalised(models),
         target_destroyed=float(models[-1]),
         hazardous_mortal_wounds=hazardous_mortal_wounds,
         hazardous_models_destroyed=0.0,
@@ -367,9 +367,11 @@ def resolve(weapons: Sequence[Weapon], target: Target, context: Context | None =
     )
 
 
-@dataclass
+@dataclass(eq=False)
 class _Plan:
-    """One weapon's exact per-weapon results and what the allocation chain needs."""
+    """One weapon's exact per-weapon results and what the allocation chain needs (compared and
+    hashed by identity: a kept plan is a key of the kept chain figures). ``kept`` holds what
+    the chain derives from the plan alone, per target size (``_kept``)."""
 
     weapon: Weapon
     stages: dict[str, np.ndarray] = field(default_factory=dict)
@@ -381,6 +383,34 @@ class _Plan:
     #: the re-roll of one Damage roll spent on this weapon: (damage pmf of an event whose roll is
     #: kept, a sub-probability; P(a roll to re-roll)); see ``_reroll_one_damage``
     damage_reroll: "tuple[np.ndarray, float] | None" = None
+    kept: dict = field(default_factory=dict)
+
+
+def _kept_plan(weapon: Weapon, target: Target, context: Context, steps: list[Step], choices: dict,
+               reroll_one: tuple[str, ...] = ()) -> _Plan:
+    """``_plan``, kept per (weapon, target, context, re-rolls of one roll) (``_plan_kept``): the same plan, and the same
+    steps and choices added, for the same inputs (read-only arrays; the plan is not changed
+    after it is made)."""
+    try:
+        plan, own_steps, own_choices = _plan_kept(weapon, target, context, reroll_one)
+    except TypeError:  # an unhashable input (a list where a tuple is declared): not kept
+        return _plan(weapon, target, context, steps, choices, reroll_one=reroll_one)
+    steps.extend(own_steps)
+    for key, value in own_choices.items():
+        if key == "rerolls":
+            choices.setdefault("rerolls", []).extend(dict(v) for v in value)
+        else:
+            choices[key] = value
+    return plan
+
+
+@lru_cache(maxsize=1024)
+def _plan_kept(weapon: Weapon, target: Target, context: Context,
+               reroll_one: tuple[str, ...]) -> tuple[_Plan, tuple[Step, ...], dict]:
+    steps: list[Step] = []
+    choices: dict = {}
+    plan = _plan(weapon, target, context, steps, choices, reroll_one=reroll_one)
+    return plan, tuple(steps), choices
 
 
 @dataclass(frozen=True)
@@ -1517,8 +1547,9 @@ def _trim(pmf: np.ndarray) -> np.ndarray:
 
 def _normalised(pmf: np.ndarray) -> np.ndarray:
     """``pmf`` with rounding drift removed (clipped at 0, divided by its sum)."""
-    pmf = np.clip(pmf, 0.0, None)
-    return pmf / pmf.sum()
+    pmf = np.maximum(pmf, 0.0)
+    pmf /= pmf.sum()
+    return pmf
 
 
 def _as_pmf(values: Sequence[float], what: str) -> np.ndarray:
@@ -1771,12 +1802,16 @@ def _chain(plans: list[_Plan], target: Target, context: Context, steps: list[Ste
         steps.append(_MORTAL_STEP(context))
         return kill_counts.allocate(_streams(plans), models, wounds)
     X = _initial_state(target)[None, :]  # (M, S): M indexes the pending devastating counts
+    dense = X.shape[1] <= DENSE_STATES
     pending: list[tuple[int, np.ndarray]] = []
     for plan in plans:
         T = _transition_matrix(plan.normal_damage.tobytes(), models, wounds)
         if plan.joint is None:
-            X = (_apply_count(X, T, plan.stages["unsaved"]) if plan.damage_reroll is None
-                 else _with_damage_reroll(X, plan, target))
+            if plan.damage_reroll is not None:
+                X = _with_damage_reroll(X, plan, target)
+                continue
+            kept = _kept(plan, ("events", models, wounds), lambda: _apply_count(np.eye(X.shape[1]), T, plan.stages["unsaved"])) if dense else None
+            X = X @ kept if kept is not None else _apply_count(X, T, plan.stages["unsaved"])
             continue
         p_nonzero, D, cap = _mortal_events(plan.mortal_damage, target)
         if pending and _same_events(pending[-1][1], D):  # only the total of the two counts matters
@@ -1784,14 +1819,26 @@ def _chain(plans: list[_Plan], target: Target, context: Context, steps: list[Ste
             X = _with_devastating(X, T, plan.normal_damage, plan.joint, p_nonzero, cap, target, fold=pending[-1][0])
             pending[-1] = (X.shape[0] // rest, D)
             continue
-        X = _with_devastating(X, T, plan.normal_damage, plan.joint, p_nonzero, cap, target)
+        S = X.shape[1]
+        by_row = _kept(plan, ("devastating", models, wounds), lambda: _with_devastating(
+            np.eye(S), T, plan.normal_damage, plan.joint, p_nonzero, cap, target).reshape(S, -1, S)) if dense else None
+        if by_row is not None:  # each row of X becomes `size` rows: the map from one row, kept with the plan
+            X = (X @ by_row.reshape(S, -1)).reshape(-1, S)
+        else:
+            X = _with_devastating(X, T, plan.normal_damage, plan.joint, p_nonzero, cap, target)
         pending.append((X.shape[0] // int(np.prod([size for size, _ in pending], dtype=np.int64)), D))
     if not pending:
         return X[0]
     steps.append(_MORTAL_STEP(context))
     X = X.reshape(*[size for size, _ in pending], X.shape[1])
-    for _, D in pending:
-        X = _contract_powers(X, D)
+    for size, D in pending:
+        if dense:  # sum_v X[v] D^v as one product with the kept powers of D
+            powers = _kept_powers(D, size)
+            if X.ndim > 2:
+                X = np.moveaxis(X, 0, -2)
+            X = X.reshape(*X.shape[:-2], -1) @ powers.reshape(-1, powers.shape[-1])
+        else:
+            X = _contract_powers(X, D)
     x = X.copy()
     x[-1] += max(0.0, 1.0 - float(x.sum()))  # pending counts at their cap: every model destroyed
     return x
@@ -1847,7 +1894,40 @@ def _by_kill_counts(plans: Sequence[_Plan], target: Target) -> bool:
     """Whether the chain is resolved by ``kill_counts`` rather than by pending counts: when two or
     more pending counts would be carried (their product grows with the attacks of each) and the
     kill counts take less work."""
-    return _pending_groups(plans, target) >= 2 and _kill_counts_work(plans, target) < _pending_work(plans, target)
+    return _chain_method(tuple(plans), target.models, target.wounds)[0]
+
+
+def _kept(plan: _Plan, key: tuple, make) -> np.ndarray | None:
+    """``make()``, kept in ``plan.kept`` under ``key`` (what the chain derives from the plan and
+    the target's size alone, such as a weapon's transfer matrix over the chain's states),
+    read-only; None the first time (a plan used once is cheaper to apply directly: the matrix
+    is made, from the identity, from the second use on)."""
+    value = plan.kept.get(key)
+    if value is None:
+        plan.kept[key] = False
+        return None
+    if value is False:
+        value = plan.kept[key] = make()
+        value.flags.writeable = False
+    return value
+
+
+_POWERS: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+
+def _kept_powers(D: np.ndarray, size: int) -> np.ndarray:
+    """``[D^0, ..., D^(size-1)]`` (size, S, S) for a kept transition ``D`` (``_mortal_events``),
+    kept with it (by identity; the transition is kept too, so its identity is not reused)."""
+    kept = _POWERS.get(id(D))
+    if kept is None or kept[0] is not D or kept[1].shape[0] < size:
+        out = np.empty((size, D.shape[0], D.shape[0]))
+        out[0] = np.eye(D.shape[0])
+        for v in range(1, size):
+            out[v] = out[v - 1] @ D
+        if len(_POWERS) > 256:
+            _POWERS.clear()
+        _POWERS[id(D)] = kept = (D, out)
+    return kept[1][:size]
 
 
 def _same_events(a: np.ndarray, b: np.ndarray) -> bool:
@@ -2035,10 +2115,21 @@ def _check_weapon_limits(w: Weapon, target: Target, context: Context) -> None:
 def chain_work(plans: Sequence["_Plan"], target: Target) -> int:
     """Multiply-adds of the allocation chain (``_chain``) for ``plans`` against ``target``, as
     estimated before it runs: that of the main chain (``_pending_work``), or of the kill counts
-    (``kill_counts.work``) where ``_chain`` takes them."""
-    if _by_kill_counts(plans, target):
-        return _kill_counts_work(plans, target)
-    return _pending_work(plans, target)
+    (``kill_counts.work``) where ``_chain`` takes them. Kept per (plans, target size)."""
+    return _chain_method(tuple(plans), target.models, target.wounds)[1]
+
+
+@lru_cache(maxsize=1024)
+def _chain_method(plans: tuple["_Plan", ...], models: int, wounds: int) -> tuple[bool, int]:
+    """(whether ``_chain`` takes the kill counts, its work) for ``plans`` (kept: plans are
+    compared by identity and each kept plan is made once per weapon, target and context)."""
+    target = Target(toughness=1, save=None, wounds=wounds, models=models)
+    if _pending_groups(plans, target) >= 2:
+        by_kills, pending = _kill_counts_work(plans, target), _pending_work(plans, target)
+        if by_kills < pending:
+            return True, by_kills
+        return False, pending
+    return False, _pending_work(plans, target)
 
 
 def _pending_work(plans: Sequence["_Plan"], target: Target) -> int:

@@ -57,6 +57,19 @@ class Distribution:
         object.__setattr__(self, "pmf", pmf)
 
     @classmethod
+    def normalised(cls, pmf: np.ndarray) -> "Distribution":
+        """The distribution of a float64 pmf the engine built (non-negative, summing to 1 up to
+        rounding): taken as it is, without the checks of ``Distribution(pmf)``, made read-only.
+
+        >>> Distribution.normalised(np.array([0.5, 0.5])).mean
+        0.5
+        """
+        pmf.flags.writeable = False
+        out = object.__new__(cls)
+        object.__setattr__(out, "pmf", pmf)
+        return out
+
+    @classmethod
     def point(cls, value: int) -> "Distribution":
         """The distribution that is ``value`` with certainty.
 
