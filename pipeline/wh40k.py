@@ -15,7 +15,17 @@ import sys
 
 
 def main() -> None:
-    """Entry point of the ``wh40k`` console script."""
+    """Entry point of the ``wh40k`` console script. ``wh40k --help`` is answered from the table
+    of commands alone (``pipeline.commands.help_text``: the same text as click's), without
+    loading the command line."""
+    if sys.argv[1:] == ["--help"]:
+        from pipeline.commands import help_text
+
+        text = help_text()
+        if text is not None:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+            sys.exit(0)
     pressed: list[int] = []
     previous = signal.signal(signal.SIGINT, lambda signum, _frame: pressed.append(signum))
     try:

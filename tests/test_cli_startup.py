@@ -9,6 +9,7 @@ the tests check it against the commands the modules define, and which modules a 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -71,6 +72,35 @@ def test_help_imports_no_command_and_lists_every_one():
     assert " ".join(out.stdout.split()).count("Exact distributions of hits, wounds, damage and models destroyed") == 1
     assert not {m for m in modules if m.startswith("pipeline.cli.")}
     assert not tops(modules) & {"duckdb", "numpy", "pydantic", "bs4", "rich", "httpx", "sqlalchemy", "schemas"}
+
+
+def test_help_loads_no_command_line_library():
+    out, modules = imported("--help")
+    assert out.returncode == 0, out.stderr
+    assert not tops(modules) & {"typer", "click", "threadpoolctl"}
+    assert "pipeline.cli" not in modules
+
+
+@pytest.mark.parametrize("columns", ["80", "100", "200"])
+def test_the_help_of_the_table_is_the_help_click_renders(columns):
+    env = {**os.environ, "COLUMNS": columns}
+    fast = subprocess.run([sys.executable, "-m", "pipeline.cli", "--help"], capture_output=True, text=True, cwd=ROOT,
+                          env=env)
+    code = "import sys; from pipeline.cli import run; sys.exit(run(['--help']))"
+    click = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=env)
+    assert (click.returncode, click.stderr) == (0, "")
+    assert fast.stdout == click.stdout
+    assert click.stdout.startswith("Usage: wh40k [OPTIONS] COMMAND [ARGS]...\n")
+
+
+def test_a_narrow_terminal_gets_the_help_of_click():
+    env = {**os.environ, "COLUMNS": "60"}
+    out, modules = imported("--help")
+    narrow = subprocess.run([sys.executable, "-c", _PROBE, '["--help"]'], capture_output=True, text=True, cwd=ROOT,
+                            env=env)
+    assert narrow.returncode == 0
+    assert "Commands:" in narrow.stdout and narrow.stdout != out.stdout  # wrapped at 58 columns by click
+    assert max(len(line) for line in narrow.stdout.splitlines()) <= 58
 
 
 def test_attack_json_imports_only_what_it_uses(db):

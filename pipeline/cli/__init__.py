@@ -1,6 +1,7 @@
 """The ``wh40k`` command line: thin commands over the library (one file per command group).
 
-Commands are registered in ``COMMANDS``, one line each: the command's name, the module that
+Commands are registered in ``COMMANDS`` (``pipeline/commands.py``, a module with no command-line
+library, so that ``wh40k --help`` is answered from it alone), one line each: the command's name, the module that
 defines it (with ``@app.command(NAME)`` or ``app.add_typer(..., name=NAME)``) and its one-line
 help. The command line imports only the module of the command it runs (``LazyGroup``), so
 ``wh40k attack`` never loads the build's parsers and ``wh40k --help`` loads no command at all;
@@ -21,8 +22,7 @@ import importlib
 import os
 import sys
 
-#: The line printed for a Ctrl-C that lands before any command runs (exit status 130).
-INTERRUPTED = "Interrupted: nothing was changed"
+from pipeline.commands import APP_HELP, COMMANDS, INTERRUPTED  # noqa: F401  (the table of commands)
 
 # The attack engine's small matrix products run fastest single-threaded; several BLAS threads on
 # a busy two-core machine can stall them. Set before numpy is first imported; a user's own
@@ -45,29 +45,6 @@ try:  # a Ctrl-C while the command line loads (typer, rich) has changed nothing
 except KeyboardInterrupt:
     print(INTERRUPTED, file=sys.stderr)
     sys.exit(130)
-
-#: Every command: name -> (module that registers it, the start of its help for ``wh40k --help``).
-COMMANDS: dict[str, tuple[str, str]] = {
-    "attack": ("pipeline.cli.attack", "Exact distributions of hits, wounds, damage and models destroyed (10th or 11th edition)."),
-    "build": ("pipeline.cli.build", "Build the database from the raw snapshots (what `make build-db` runs)."),
-    "detect-edition": ("pipeline.cli.rules", "Detect the edition of a rules text from its wording, with the evidence."),
-    "effects": ("pipeline.cli.effects", "The effects of rules on attacks: coverage of the reader, rules it cannot read."),
-    "export": ("pipeline.cli.export", "Write every table of the database into FOLDER, with the data dictionary beside it"),
-    "fetch": ("pipeline.cli.fetch", "Download the sources of the raw manifest that have a url"),
-    "list": ("pipeline.cli.lists", "Army lists exported from list-building apps."),
-    "matchups": ("pipeline.cli.matchups", "Every weapon profile against every target"),
-    "rule": ("pipeline.cli.rules", "The wording of a rule that applies, its source, and the precedence chain that picked it."),
-    "rule-diff": ("pipeline.cli.rules", "Word-level differences between a rule's governing wordings in two editions."),
-    "search": ("pipeline.cli.rules", "Find rule texts, abilities, stratagems, enhancements and datasheets whose wording has the words."),
-    "schema": ("pipeline.cli.export", "Print the data dictionary: each table and column with its type and meaning"),
-    "serve": ("pipeline.cli.serve", "Serve the database read-only over HTTP"),
-    "sources-agree": ("pipeline.cli.compare", "How the sources agree, per edition, pair of sources and field"),
-    "sql": ("pipeline.cli.data", "Run a read-only SQL query over the database."),
-    "unit": ("pipeline.cli.data", "Show one unit: model profiles, wargear, weapons with abilities, abilities, keywords."),
-    "unit-diff": ("pipeline.cli.compare", "What changed in a unit's datasheet between two editions"),
-    "units": ("pipeline.cli.data", "List units (datasheets) of one edition, filtered by name and by faction."),
-    "weapons": ("pipeline.cli.data", "List the weapon profiles of one edition's datasheets, filtered by name and by ability."),
-}
 
 
 class LazyGroup(TyperGroup):
@@ -96,8 +73,7 @@ class LazyGroup(TyperGroup):
 app = typer.Typer(
     name="wh40k",
     cls=LazyGroup,
-    help="The rules database for Warhammer 40,000: sourced datasheets, weapons and rules, "
-    "exact attack resolution.\n\nExample: wh40k unit \"Battle Sisters Squad\"",
+    help=APP_HELP,
     no_args_is_help=True,
     add_completion=True,  # --install-completion, --show-completion (typer's)
     pretty_exceptions_enable=False,
