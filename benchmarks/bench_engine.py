@@ -18,12 +18,14 @@ Run with ``python benchmarks/bench_engine.py`` (``make bench``). Prints figures,
 (e) the sweep: the exact engine at 10 to 400 attacks on each path (plain, Sustained Hits 1,
     Devastating Wounds, both, Lethal Hits with Devastating Wounds; Damage 1 and D6+2) against
     the reference target, with the exponent of a least-squares fit of log time on log attacks
-    per path (1 is linear growth), and the 400-attack D6 case with Sustained Hits 1 and
+    per path (1 is linear growth), two Devastating Wounds weapons of Damage 1 and 2 (half the
+    attacks each, no plan kept) against the reference target and 250 x W2, and the 400-attack D6 case with Sustained Hits 1 and
     Devastating Wounds with its peak memory (tracemalloc).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import statistics
 import sys
@@ -189,15 +191,31 @@ def fitted_exponent(xs: Sequence[float], ys: Sequence[float]) -> float:
     return float(np.polyfit(np.log(xs), np.log(ys), 1)[0])
 
 
+#: A unit of many models for the sweep of two Devastating Wounds weapons of different Damage.
+MANY = Target(toughness=4, save=3, wounds=2, models=250, name="250 x W2")
+
+
+def two_devastating(attacks: int) -> list[Weapon]:
+    """Two Devastating Wounds weapons of ``attacks // 2`` models each, Damage 1 and 2 (their
+    pending counts differ: the chain takes the kill counts, ``pipeline.engine.kill_counts``)."""
+    return [dataclasses.replace(sweep_weapon(attacks // 2, damage, {"devastating_wounds": True}), name=f"D{damage}")
+            for damage in ("1", "2")]
+
+
 def sweep(context: Context) -> list[tuple[str, list[float], float]]:
-    """(path and Damage, median seconds per attack count of ``SWEEP_ATTACKS``, fitted exponent)."""
+    """(path and Damage, median seconds per attack count of ``SWEEP_ATTACKS``, fitted exponent),
+    each call with no kept plan (``uncached``)."""
     rows = []
     for damage in ("1", "D6+2"):
         for path, abilities in SWEEP_PATHS.items():
-            times = [median_seconds(lambda n=n: resolve([sweep_weapon(n, damage, abilities)], REFERENCE_TARGET, context),
-                                    repeats=5) for n in SWEEP_ATTACKS]
+            times = [median_seconds(uncached(lambda n=n: resolve([sweep_weapon(n, damage, abilities)], REFERENCE_TARGET,
+                                                                 context)), repeats=5) for n in SWEEP_ATTACKS]
             rows.append((f"{path}, D{damage}" if damage[0].isdigit() else f"{path}, {damage}", times,
                          fitted_exponent(SWEEP_ATTACKS, times)))
+    for target in (REFERENCE_TARGET, MANY):
+        times = [median_seconds(uncached(lambda n=n: resolve(two_devastating(n), target, context)), repeats=5)
+                 for n in SWEEP_ATTACKS]
+        rows.append((f"two DW weapons, D1 + D2, vs {target.name}", times, fitted_exponent(SWEEP_ATTACKS, times)))
     return rows
 
 
@@ -275,6 +293,7 @@ def main() -> None:
     for label, times, exponent in sweep(context):
         print(f"  {label:<44} " + " ".join(f"{t * 1e3:7.2f}" for t in times) + f"   N^{exponent:.2f}")
     big = [sweep_weapon(400, "D6", {"sustained_hits": dice("1"), "devastating_wounds": True})]
+    clear_engine_caches()
     tracemalloc.start()
     start = time.perf_counter()
     resolve(big, REFERENCE_TARGET, context)

@@ -1519,7 +1519,18 @@ def _pascal(n_max: int) -> np.ndarray:
 
 
 def _binomial_matrix(n_max: int, p: float) -> np.ndarray:
-    """``M[n, k]`` = P(Binomial(n, p) = k) for n, k in 0..n_max."""
+    """``M[n, k]`` = P(Binomial(n, p) = k) for n, k in 0..n_max (kept per (n_max, p): read-only)."""
+    return _binomial_matrix_kept(int(n_max), min(max(float(p), 0.0), 1.0))
+
+
+@lru_cache(maxsize=512)
+def _binomial_matrix_kept(n_max: int, p: float) -> np.ndarray:
+    matrix = _binomial_matrix_made(n_max, p)
+    matrix.flags.writeable = False
+    return matrix
+
+
+def _binomial_matrix_made(n_max: int, p: float) -> np.ndarray:
     p = min(max(float(p), 0.0), 1.0)
     size = n_max + 1
     if p == 0.0 or p == 1.0:
@@ -1600,8 +1611,8 @@ def _powers(X: np.ndarray, T: np.ndarray, n: int) -> np.ndarray:
     """``[X T^0, X T^1, ..., X T^n]`` stacked on a new first axis, by doubling."""
     out = X[None]
     step = T
-    while out.shape[0] < n + 1:
-        out = np.concatenate([out, out @ step])
+    while out.shape[0] < n + 1:  # one 2-D product per doubling (a stack of 1-row products is slow)
+        out = np.concatenate([out, (out.reshape(-1, out.shape[-1]) @ step).reshape(out.shape)])
         if out.shape[0] < n + 1:
             step = step @ step
     return out[: n + 1]
