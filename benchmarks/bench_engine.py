@@ -69,17 +69,17 @@ def median_seconds(run: Callable[[], object], repeats: int, clock: Callable[[], 
 
 
 def clear_engine_caches(everything: bool = False) -> None:
-    """Empty the engine's kept plans (``exact._plan_kept``, and the chain figures kept with
-    them), or with ``everything`` every cache of ``pipeline.engine.exact`` (also the pmfs,
+    """Empty the engine's kept plans (``exact._plan_kept``, and the chain's figures and state
+    kept with them), or with ``everything`` every cache of ``pipeline.engine.exact`` (also the pmfs,
     binomials and transition matrices kept by value; not the edition rules, read once per
     process)."""
     exact._plan_kept.cache_clear()
     exact._chain_method.cache_clear()
+    exact._chain_kept.cache_clear()
     if everything:
         for value in vars(exact).values():
             if callable(value) and getattr(value, "__module__", None) == exact.__name__ and hasattr(value, "cache_clear"):
                 value.cache_clear()
-        exact._POWERS.clear()
 
 
 def uncached(run: Callable[[], object], everything: bool = False) -> Callable[[], object]:

@@ -318,6 +318,10 @@ def resolve(weapons: Sequence[Weapon], target: Target, context: Context | None =
     ``pipeline.limits`` (models, attacks and Damage of a weapon, dice, the target's wounds, the
     number of weapons, the work of the allocation chain), checked before any work starts.
 
+    Each weapon's plan is kept per (weapon, target, context) and the allocation chain's state
+    per combination of plans and target size (``_plan_kept``, ``_chain_kept``): the same attack
+    asked again does neither again and gives the same floats.
+
     Runs with BLAS limited to one thread (``pipeline.engine.blas``; the caller's limit is
     restored on return), so a program importing the engine needs no ``OPENBLAS_NUM_THREADS``.
     """
@@ -370,8 +374,7 @@ def resolve(weapons: Sequence[Weapon], target: Target, context: Context | None =
 @dataclass(eq=False)
 class _Plan:
     """One weapon's exact per-weapon results and what the allocation chain needs (compared and
-    hashed by identity: a kept plan is a key of the kept chain figures). ``kept`` holds what
-    the chain derives from the plan alone, per target size (``_kept``)."""
+    hashed by identity: a kept plan is a key of the kept chain figures)."""
 
     weapon: Weapon
     stages: dict[str, np.ndarray] = field(default_factory=dict)
@@ -383,7 +386,6 @@ class _Plan:
     #: the re-roll of one Damage roll spent on this weapon: (damage pmf of an event whose roll is
     #: kept, a sub-probability; P(a roll to re-roll)); see ``_reroll_one_damage``
     damage_reroll: "tuple[np.ndarray, float] | None" = None
-    kept: dict = field(default_factory=dict)
 
 
 def _kept_plan(weapon: Weapon, target: Target, context: Context, steps: list[Step], choices: dict,
@@ -1807,13 +1809,30 @@ def _chain(plans: list[_Plan], target: Target, context: Context, steps: list[Ste
     jointly with the pending count v_i of each earlier Devastating Wounds weapon's events that
     do damage, each below its cap (``_mortal_events``); the mass of a count at its cap is every
     model destroyed, put back on the last state at the end. Nothing grows with the square of the
-    attacks: each weapon's work is linear in its hits (or attacks)."""
-    models, wounds = target.models, target.wounds
-    if _by_kill_counts(plans, target):
+    attacks: each weapon's work is linear in its hits (or attacks).
+
+    Kept per (plans, target size) (``_chain_kept``): plans are compared by identity and each is
+    kept per weapon, target and context, so the same attack asked again is not allocated again
+    and gives the same floats. Read-only."""
+    x, mortal = _chain_kept(tuple(plans), target.models, target.wounds)
+    if mortal:
         steps.append(_MORTAL_STEP(context))
-        return kill_counts.allocate(_streams(plans), models, wounds)
+    return x
+
+
+@lru_cache(maxsize=256)
+def _chain_kept(plans: tuple[_Plan, ...], models: int, wounds: int) -> tuple[np.ndarray, bool]:
+    x, mortal = _chain_state(plans, models, wounds)
+    x.flags.writeable = False
+    return x, mortal
+
+
+def _chain_state(plans: tuple[_Plan, ...], models: int, wounds: int) -> tuple[np.ndarray, bool]:
+    """The work of ``_chain``: (its state, whether devastating events were allocated)."""
+    target = Target(toughness=1, save=None, wounds=wounds, models=models)  # only its size is read
+    if _by_kill_counts(plans, target):
+        return kill_counts.allocate(_streams(plans), models, wounds), True
     X = _initial_state(target)[None, :]  # (M, S): M indexes the pending devastating counts
-    dense = X.shape[1] <= DENSE_STATES
     pending: list[tuple[int, np.ndarray]] = []
     for plan in plans:
         T = _transition_matrix(plan.normal_damage.tobytes(), models, wounds)
@@ -1821,8 +1840,7 @@ def _chain(plans: list[_Plan], target: Target, context: Context, steps: list[Ste
             if plan.damage_reroll is not None:
                 X = _with_damage_reroll(X, plan, target)
                 continue
-            kept = _kept(plan, ("events", models, wounds), lambda: _apply_count(np.eye(X.shape[1]), T, plan.stages["unsaved"])) if dense else None
-            X = X @ kept if kept is not None else _apply_count(X, T, plan.stages["unsaved"])
+            X = _apply_count(X, T, plan.stages["unsaved"])
             continue
         p_nonzero, D, cap = _mortal_events(plan.mortal_damage, target)
         if pending and _same_events(pending[-1][1], D):  # only the total of the two counts matters
@@ -1830,29 +1848,16 @@ def _chain(plans: list[_Plan], target: Target, context: Context, steps: list[Ste
             X = _with_devastating(X, T, plan.normal_damage, plan.joint, p_nonzero, cap, target, fold=pending[-1][0])
             pending[-1] = (X.shape[0] // rest, D)
             continue
-        S = X.shape[1]
-        by_row = _kept(plan, ("devastating", models, wounds), lambda: _with_devastating(
-            np.eye(S), T, plan.normal_damage, plan.joint, p_nonzero, cap, target).reshape(S, -1, S)) if dense else None
-        if by_row is not None:  # each row of X becomes `size` rows: the map from one row, kept with the plan
-            X = (X @ by_row.reshape(S, -1)).reshape(-1, S)
-        else:
-            X = _with_devastating(X, T, plan.normal_damage, plan.joint, p_nonzero, cap, target)
+        X = _with_devastating(X, T, plan.normal_damage, plan.joint, p_nonzero, cap, target)
         pending.append((X.shape[0] // int(np.prod([size for size, _ in pending], dtype=np.int64)), D))
     if not pending:
-        return X[0]
-    steps.append(_MORTAL_STEP(context))
+        return X[0], False
     X = X.reshape(*[size for size, _ in pending], X.shape[1])
-    for size, D in pending:
-        if dense:  # sum_v X[v] D^v as one product with the kept powers of D
-            powers = _kept_powers(D, size)
-            if X.ndim > 2:
-                X = np.moveaxis(X, 0, -2)
-            X = X.reshape(*X.shape[:-2], -1) @ powers.reshape(-1, powers.shape[-1])
-        else:
-            X = _contract_powers(X, D)
+    for _, D in pending:
+        X = _contract_powers(X, D)
     x = X.copy()
     x[-1] += max(0.0, 1.0 - float(x.sum()))  # pending counts at their cap: every model destroyed
-    return x
+    return x, True
 
 
 def _MORTAL_STEP(context: Context) -> Step:  # noqa: N802  (the one wording of the step)
@@ -1906,39 +1911,6 @@ def _by_kill_counts(plans: Sequence[_Plan], target: Target) -> bool:
     more pending counts would be carried (their product grows with the attacks of each) and the
     kill counts take less work."""
     return _chain_method(tuple(plans), target.models, target.wounds)[0]
-
-
-def _kept(plan: _Plan, key: tuple, make) -> np.ndarray | None:
-    """``make()``, kept in ``plan.kept`` under ``key`` (what the chain derives from the plan and
-    the target's size alone, such as a weapon's transfer matrix over the chain's states),
-    read-only; None the first time (a plan used once is cheaper to apply directly: the matrix
-    is made, from the identity, from the second use on)."""
-    value = plan.kept.get(key)
-    if value is None:
-        plan.kept[key] = False
-        return None
-    if value is False:
-        value = plan.kept[key] = make()
-        value.flags.writeable = False
-    return value
-
-
-_POWERS: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-
-
-def _kept_powers(D: np.ndarray, size: int) -> np.ndarray:
-    """``[D^0, ..., D^(size-1)]`` (size, S, S) for a kept transition ``D`` (``_mortal_events``),
-    kept with it (by identity; the transition is kept too, so its identity is not reused)."""
-    kept = _POWERS.get(id(D))
-    if kept is None or kept[0] is not D or kept[1].shape[0] < size:
-        out = np.empty((size, D.shape[0], D.shape[0]))
-        out[0] = np.eye(D.shape[0])
-        for v in range(1, size):
-            out[v] = out[v - 1] @ D
-        if len(_POWERS) > 256:
-            _POWERS.clear()
-        _POWERS[id(D)] = kept = (D, out)
-    return kept[1][:size]
 
 
 def _same_events(a: np.ndarray, b: np.ndarray) -> bool:
@@ -2135,7 +2107,8 @@ def _chain_method(plans: tuple["_Plan", ...], models: int, wounds: int) -> tuple
     """(whether ``_chain`` takes the kill counts, its work) for ``plans`` (kept: plans are
     compared by identity and each kept plan is made once per weapon, target and context)."""
     target = Target(toughness=1, save=None, wounds=wounds, models=models)
-    if _pending_groups(plans, target) >= 2:
+    # the kill counts read each plan's events as streams (``_streams``): not a re-rolled Damage roll
+    if _pending_groups(plans, target) >= 2 and all(plan.damage_reroll is None for plan in plans):
         by_kills, pending = _kill_counts_work(plans, target), _pending_work(plans, target)
         if by_kills < pending:
             return True, by_kills
