@@ -1478,7 +1478,11 @@ def _truncated(count: np.ndarray) -> np.ndarray:
     return out
 
 
-@lru_cache(maxsize=256)
+#: Kept arrays (``lru_cache``) hold at most this many cells each (512 KiB of float64), so that a
+#: long-running process (the service) keeps at most some 256 MiB of them; larger ones are made anew (read-only all the same).
+_KEEP_CELLS = 1 << 16
+
+
 def _binomial_columns(n_max: int, p: float, k_size: int) -> np.ndarray:
     """``B[n, k]`` = P(Binomial(n, p) = k) for n in 0..n_max and k < k_size, column by column
     (``B[n, k] = B[n, k-1] (n-k+1)/k p/(1-p)``): n_max x k_size work, not n_max^2. Values
@@ -1487,6 +1491,17 @@ def _binomial_columns(n_max: int, p: float, k_size: int) -> np.ndarray:
     >>> _binomial_columns(3, 0.5, 2).tolist()
     [[1.0, 0.0], [0.5, 0.5], [0.25, 0.5], [0.125, 0.375]]
     """
+    if (n_max + 1) * k_size > _KEEP_CELLS:
+        return _binomial_columns_made(n_max, p, k_size)
+    return _binomial_columns_kept(n_max, p, k_size)
+
+
+@lru_cache(maxsize=256)
+def _binomial_columns_kept(n_max: int, p: float, k_size: int) -> np.ndarray:
+    return _binomial_columns_made(n_max, p, k_size)
+
+
+def _binomial_columns_made(n_max: int, p: float, k_size: int) -> np.ndarray:
     n = np.arange(n_max + 1, dtype=np.float64)
     out = np.zeros((n_max + 1, k_size))
     if p <= 0.0:
@@ -1521,11 +1536,17 @@ def _pascal(n_max: int) -> np.ndarray:
 
 
 def _binomial_matrix(n_max: int, p: float) -> np.ndarray:
-    """``M[n, k]`` = P(Binomial(n, p) = k) for n, k in 0..n_max (kept per (n_max, p): read-only)."""
-    return _binomial_matrix_kept(int(n_max), min(max(float(p), 0.0), 1.0))
+    """``M[n, k]`` = P(Binomial(n, p) = k) for n, k in 0..n_max (kept per (n_max, p) up to
+    ``_KEEP_CELLS`` cells: read-only)."""
+    n_max, p = int(n_max), min(max(float(p), 0.0), 1.0)
+    if (n_max + 1) ** 2 > _KEEP_CELLS:
+        matrix = _binomial_matrix_made(n_max, p)
+        matrix.flags.writeable = False
+        return matrix
+    return _binomial_matrix_kept(n_max, p)
 
 
-@lru_cache(maxsize=512)
+@lru_cache(maxsize=256)
 def _binomial_matrix_kept(n_max: int, p: float) -> np.ndarray:
     matrix = _binomial_matrix_made(n_max, p)
     matrix.flags.writeable = False
