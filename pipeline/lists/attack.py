@@ -166,7 +166,8 @@ class UnitBuilder:
         """The datasheet's ``_Sheet`` (read once)."""
         if datasheet_id not in self._sheets:
             con = self.con
-            row = query.find_datasheet(con, datasheet_id)[0]
+            cur = con.execute("SELECT * FROM datasheets WHERE datasheet_id = ?", [datasheet_id])
+            row = dict(zip([d[0] for d in cur.description], cur.fetchone()))
             profiles: dict[bool, dict[str, list[dict]]] = {False: {}, True: {}}
             cur = con.execute("SELECT * FROM weapon_profiles WHERE datasheet_id = ? ORDER BY weapon_name, profile_name",
                               [datasheet_id])

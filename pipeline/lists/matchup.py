@@ -75,12 +75,14 @@ class MatchupResult:
 
 def matchup(con: duckdb.DuckDBPyConnection, mine: MatchedList, theirs: MatchedList,
             phases: Sequence[str] = PHASES, edition: int | None = None,
-            progress: Callable[[str], None] | None = None) -> MatchupResult:
+            progress: Callable[[str], None] | None = None, reuse: bool = True) -> MatchupResult:
     """Every unit of ``mine`` against every unit of ``theirs`` in each of ``phases`` (module
     docstring), under ``edition``'s rules (None: ``mine``'s edition). Pure but for reading the
     database; ``progress`` gets one line per attacking unit. Rows are in list order: attacker,
     then phase, then target. An attack the engines refuse has NaN figures and its reason in
-    ``method``; a unit with no weapon of the phase has 0s and method ``no weapon``."""
+    ``method``; a unit with no weapon of the phase has 0s and method ``no weapon``. ``reuse``
+    False resolves every pair on its own, one-weapon pairs by ``exact.resolve`` (no cache, no batch
+    engine: the benchmark's reference)."""
     started = time.perf_counter()
     edition = edition or mine.edition
     builder = UnitBuilder(con, edition)
@@ -113,11 +115,11 @@ def matchup(con: duckdb.DuckDBPyConnection, mine: MatchedList, theirs: MatchedLi
                     row.update(expected_models_destroyed=0.0, p_unit_destroyed=0.0, expected_damage=0.0,
                                method="no weapon")
                     continue
-                if key in cache:
+                if reuse and key in cache:
                     row.update(cache[key])
                     continue
                 counts["distinct"] += 1
-                if how["batch"]:
+                if reuse and how["batch"]:
                     batch_pairs.setdefault(how["context"], {})[key] = (how["weapons_fired"][0], how["target"])
                     pending.append((row, key))
                     counts["batch"] += 1
