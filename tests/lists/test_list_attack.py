@@ -188,3 +188,34 @@ def test_unit_figures_equal_the_unit_engine(con, edition):
     assert figures["expected_models_destroyed"] == pytest.approx(result.models_destroyed.mean, abs=1e-12)
     assert figures["p_unit_destroyed"] == pytest.approx(result.target_destroyed, abs=1e-12)
     assert figures["expected_damage"] == pytest.approx(result.damage.mean, abs=1e-9)
+
+
+def test_the_service_takes_listed_units_as_the_command_does(con, lists_db, capsys, tmp_path):
+    from pipeline.engine.service import AttackRequest, attack_with
+    from pipeline.lists.attack_input import ListUnit
+
+    request = AttackRequest(attacker=None, target="", phase="fight", edition=11,
+                            attacker_list=ListUnit(BERZERKERS, "Khorne Berzerkers", "five"),
+                            target_list=ListUnit(KROOT.encode("utf-8"), "Kroot Carnivores", "ten"))
+    outcome = attack_with(con, request, explain=False)
+    assert [(w.name, w.models) for w in outcome.weapons] == [("Chainblade", 5)]
+    assert outcome.result.damage.mean == pytest.approx(80 / 9, abs=1e-12)
+    assert outcome.listed["attacker"]["unit"] == "Khorne Berzerkers"
+
+
+def test_matchup_command_json_and_its_errors(lists_db, capsys, tmp_path):
+    mine, theirs = _lists(tmp_path)
+    status, out, err = _run(capsys, "matchup", str(mine), str(theirs), "--db", str(lists_db), "--format", "json",
+                            "--phase", "shooting")
+    assert status == 0, err
+    data = json.loads(out)
+    assert [(r["attacker"], r["target"], r["phase"], r["method"]) for r in data["rows"]] == [
+        ("Khorne Berzerkers", "Kroot Carnivores", "shooting", "batch")]
+    assert data["rows"][0]["expected_models_destroyed"] == pytest.approx(25 / 27, abs=1e-12)
+    assert (data["summary"]["pairs"], data["summary"]["distinct"]) == (1, 1)
+    assert "[1/1] Khorne Berzerkers" in err
+    status, _, err = _run(capsys, "matchup", str(mine), str(tmp_path / "none.txt"), "--db", str(lists_db))
+    assert (status, err) == (1, f"Error: {tmp_path / 'none.txt'}: no such file; give the path of an exported army "
+                                "list\n")
+    status, _, err = _run(capsys, "attack", "--list", str(mine), "Khorne Berzerkers", "--db", str(lists_db))
+    assert (status, err) == (1, "Error: no target: give it with --target or --target-list THEIRS UNIT\n")
