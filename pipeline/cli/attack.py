@@ -74,8 +74,13 @@ def _with_lists(request, attacker: Optional[str], attacker_list, target_list):
     from pipeline.lists.attack_input import ListUnit
 
     def listed(pair, option: str) -> ListUnit:
+        from pipeline.limits import MAX_LIST_BYTES
+
         path, unit = pair
         try:
+            if path.stat().st_size > MAX_LIST_BYTES:
+                raise InputError(f"{option} {path}: {path.stat().st_size} bytes: at most {MAX_LIST_BYTES} bytes in "
+                                 "one army list; this is no army list")
             return ListUnit(path.read_bytes(), unit, str(path))
         except OSError as exc:
             raise InputError(f"{option} {path}: cannot read the file ({exc.strerror}); give the path of an "
