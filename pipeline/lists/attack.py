@@ -379,6 +379,8 @@ def listed_attack(con: duckdb.DuckDBPyConnection, request, explain: bool = True)
     if request.attacker_list is not None:
         mine = read_listed(con, request.attacker_list, request.edition)
     edition = request.edition or (mine.edition if mine else None)
+    if mine is not None and request.detachment is None and len(mine.army.detachments) == 1:
+        request = dataclasses.replace(request, detachment=mine.army.detachments[0])  # the list's, for --with
     if request.target_list is not None:
         theirs = read_listed(con, request.target_list, edition)
     edition = edition or (theirs.edition if theirs else None) or query.latest_edition(con)
