@@ -37,6 +37,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "export": ("pipeline.cli.export", "Write every table of the database into FOLDER, with the data dictionary beside it"),
     "fetch": ("pipeline.cli.fetch", "Download the sources of the raw manifest that have a url"),
     "list": ("pipeline.cli.lists", "Army lists exported from list-building apps."),
+    "matchup": ("pipeline.cli.matchup", "Every unit of army list MINE attacking every unit of army list THEIRS"),
     "matchups": ("pipeline.cli.matchups", "Every weapon profile against every target"),
     "rule": ("pipeline.cli.rules", "The wording of a rule that applies, its source, and the precedence chain that picked it."),
     "rule-diff": ("pipeline.cli.rules", "Word-level differences between a rule's governing wordings in two editions."),

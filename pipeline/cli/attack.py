@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, List, Optional
+from typing import TYPE_CHECKING, Callable, List, Optional, Tuple
 
 import typer
 
@@ -68,6 +68,35 @@ def _at_least_one(value: Optional[int]) -> Optional[int]:
     return value
 
 
+def _with_lists(request, attacker: Optional[str], attacker_list, target_list):
+    """The request with the listed units of ``--list`` / ``--target-list`` (files read here)."""
+    from pipeline.errors import InputError
+    from pipeline.lists.attack_input import ListUnit
+
+    def listed(pair, option: str) -> ListUnit:
+        from pipeline.limits import MAX_LIST_BYTES
+
+        path, unit = pair
+        try:
+            if path.stat().st_size > MAX_LIST_BYTES:
+                raise InputError(f"{option} {path}: {path.stat().st_size} bytes: at most {MAX_LIST_BYTES} bytes in "
+                                 "one army list; this is no army list")
+            return ListUnit(path.read_bytes(), unit, str(path))
+        except OSError as exc:
+            raise InputError(f"{option} {path}: cannot read the file ({exc.strerror}); give the path of an "
+                             "exported army list") from None
+
+    if attacker_list is not None and attacker is not None:
+        raise InputError(f"the attacker is given twice: {attacker!r} and --list; leave one out")
+    if target_list is not None and request.target:
+        raise InputError(f"the target is given twice: --target {request.target!r} and --target-list; leave one out")
+    if target_list is None and not request.target:
+        raise InputError("no target: give it with --target or --target-list THEIRS UNIT")
+    return dataclasses.replace(
+        request, attacker_list=listed(attacker_list, "--list") if attacker_list is not None else None,
+        target_list=listed(target_list, "--target-list") if target_list is not None else None)
+
+
 def outcome_as_dict(outcome: AttackOutcome) -> dict:
     """JSON-ready: inputs, each stage's mean and pmf, P(target destroyed). A weapon's ``models``
     is how many of it are fired (models times the number each carries)."""
@@ -81,6 +110,8 @@ def outcome_as_dict(outcome: AttackOutcome) -> dict:
     t = outcome.target
     data["explain"] = [dataclasses.asdict(e) for e in outcome.explained]
     data["input_notes"] = list(outcome.notes)
+    if outcome.listed is not None:
+        data["listed"] = outcome.listed
     data["effects"] = [dataclasses.asdict(e) for e in outcome.effects]
     if outcome.unit is not None:
         unit = outcome.unit.to_dict()
@@ -194,9 +225,9 @@ def _render(outcome: AttackOutcome, explain: bool = False) -> None:
 def attack_command(
     attacker: Optional[str] = typer.Argument(None, help=(
         "Attacking unit: name or datasheet id (may be left out with --weapon-profile).")),
-    target: str = typer.Option(..., "--target", "-t", help=(
+    target: Optional[str] = typer.Option(None, "--target", "-t", help=(
         "Target: a unit name, a standard profile (GEQ, MEQ, TEQ, VEHICLE, MONSTER) or an inline "
-        "profile such as \"T4 Sv3+ W2 x10 inv4+ fnp5+ INFANTRY\".")),
+        "profile such as \"T4 Sv3+ W2 x10 inv4+ fnp5+ INFANTRY\" (or --target-list).")),
     weapon: List[str] = typer.Option([], "--weapon", "-w", help=(
         "Weapon to use (repeatable), e.g. 'boltgun', 'plasma pistol (supercharge)' or, with how many "
         "are fired, '2 heavy bolters'. Default: the loadout (an error when it has no weapon for the "
@@ -290,6 +321,11 @@ def attack_command(
     plot: Optional[Path] = typer.Option(None, "--plot", help=(
         "Also draw the distributions of models destroyed and damage (P(exactly k) bars, P(at least k) "
         "line) into FILE.png or FILE.svg.")),
+    attacker_list: Optional[Tuple[Path, str]] = typer.Option(None, "--list", help=(
+        "MINE UNIT: the attacker is UNIT of the army list file MINE, as the list builds it (model lines, "
+        "wargear, attached Leaders, Enhancements); \"NAME#2\" picks the second unit of a name.")),
+    target_list: Optional[Tuple[Path, str]] = typer.Option(None, "--target-list", help=(
+        "THEIRS UNIT: the target is UNIT of the army list file THEIRS, as the list builds it.")),
 ) -> None:
     """Exact distributions of hits, wounds, damage and models destroyed (10th or 11th edition).
 
@@ -302,6 +338,8 @@ def attack_command(
     A chart: wh40k attack "Battle Sisters Squad" --target MEQ --plot attack.svg
 
     Custom weapons: wh40k attack --weapon-profile "A2 BS3+ S4 AP-1 D1 [LETHAL HITS]" --models 5 --target MEQ
+
+    Army lists: wh40k attack --list mine.txt "Khorne Berzerkers#2" --target-list theirs.txt "Crisis Battlesuits"
     """
     from pipeline.engine.profiles import Context
     from pipeline.engine.service import AttackRequest, attack
@@ -333,6 +371,13 @@ def attack_command(
         objective=objective.value,
         weapon_profiles=tuple(weapon_profile),
     )
+    if attacker_list is not None or target_list is not None:
+        request = _with_lists(request, attacker, attacker_list, target_list)
+    elif target is None:
+        from pipeline.errors import InputError
+
+        raise InputError("no target: give it with --target (a unit, MEQ, or an inline profile) or --target-list "
+                         "THEIRS UNIT")
     outcome = attack(request, db, explain=explain)
     for line in outcome.notes:
         note(line)

@@ -23,7 +23,7 @@ import dataclasses
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pipeline import limits, query
 from pipeline.engine import exact
@@ -36,6 +36,9 @@ from pipeline.engine.result import AttackResult
 from pipeline.engine.units import UnitAttackResult
 from pipeline.errors import InputError, NotFoundError
 from pipeline.limits import check_name, limit_error
+
+if TYPE_CHECKING:
+    from pipeline.lists.attack_input import ListUnit
 
 _INLINE = re.compile(r"(?i)(^|\s)T\d+(\s|$)")
 
@@ -78,6 +81,11 @@ class AttackRequest:
     #: The attacker's detachment (a name): of rules named alike in ``with_effects``, the one of
     #: this detachment (``pipeline.effects.named``).
     detachment: str | None = None
+    #: A unit of an army list as the attacker / the target (``pipeline.lists.attack_input.ListUnit``:
+    #: the list's text and the unit's name), built as the list gives it (``pipeline.lists.attack``);
+    #: ``attacker`` / ``target`` are then not read.
+    attacker_list: "ListUnit | None" = None
+    target_list: "ListUnit | None" = None
 
 
 @dataclass(frozen=True)
@@ -108,6 +116,8 @@ class AttackOutcome:
     effects: tuple = ()  # pipeline.effects.apply.AppliedEffect of each effect of a named or default rule
     #: a target of several model lines or an Attached unit: per line and per CHARACTER results
     unit: UnitAttackResult | None = None
+    #: listed units (``attack --list`` / ``--target-list``): the list, unit, members, Enhancements
+    listed: dict | None = None
 
 
 def resolve_target(con, text: str, models: int | None = None, notes: list[str] | None = None,
@@ -177,6 +187,10 @@ def attack_with(con, request: AttackRequest, explain: bool = True) -> AttackOutc
 
 
 def _attack(con, request: AttackRequest, explain: bool = True) -> AttackOutcome:
+    if request.attacker_list is not None or request.target_list is not None:
+        from pipeline.lists.attack import listed_attack
+
+        return listed_attack(con, request, explain)
     notes: list[str] = []
     edition = query.latest_edition(con) if request.edition is None else request.edition
     sheet, others = None, []
@@ -383,7 +397,9 @@ def check_request(request: AttackRequest) -> None:
     ...
     pipeline.errors.InputError: --models 2000: at most 1000 models fire one weapon; give a smaller --models
     """
-    if request.attacker is None:
+    if request.attacker_list is not None:
+        check_name(request.attacker_list.unit, "unit name")
+    elif request.attacker is None:
         if not request.weapon_profiles:
             raise InputError("no attacker and no weapon profile: name the attacking unit, or give its weapons "
                              'with --weapon-profile "A2 BS3+ S4 AP-1 D1"')
@@ -392,7 +408,10 @@ def check_request(request: AttackRequest) -> None:
                              "too, or describe the weapon with --weapon-profile")
     else:
         check_name(request.attacker, "unit name")
-    check_name(request.target, "target")
+    if request.target_list is not None:
+        check_name(request.target_list.unit, "unit name")
+    else:
+        check_name(request.target, "target")
     given = len(request.weapons) + len(request.weapon_profiles)
     if given > limits.MAX_WEAPONS_PER_ATTACK:
         raise limit_error(f"--weapon and --weapon-profile given {given} times",

@@ -65,3 +65,15 @@ def unit_for_attack(unit: MatchedUnit) -> UnitForAttack | None:
     for w in unit.wargear:
         (other if w.kind else unmatched).append(w.matched or w.printed)
     return UnitForAttack(unit.datasheet_id, tuple(lines), tuple(dict.fromkeys(other)), tuple(unmatched))
+
+
+@dataclass(frozen=True)
+class ListUnit:
+    """A unit of an army list named for an attack (``AttackRequest.attacker_list`` /
+    ``target_list``): ``data`` the list as exported (text, or a BattleScribe roster's bytes),
+    ``unit`` the unit's name in it (``"Intercessor Squad#2"`` for the second of that name),
+    ``source`` how messages name the list (its file name)."""
+
+    data: str | bytes
+    unit: str
+    source: str = "the list"

@@ -297,6 +297,13 @@ def _match_gear(item: Wargear, weapons: list[str], wargear: list[str],
     (``profiles``: weapon name -> its ``profile_key``s)."""
     weapon, w_score = _best(item.name, weapons)
     gear, g_score = _best(item.name, wargear)
+    head, with_, _ = item.name.partition(" with ")
+    if with_ and head.strip() and max(w_score, g_score) < 0.95:
+        # "Gun drone with twin pulse carbine" is the drone, its gun described (not a Pulse carbine,
+        # whose words it has): its head, when the head matches
+        found = _match_gear(Wargear(head.strip(), item.count), weapons, wargear)
+        if all(m.kind for m in found):
+            return [MatchedWargear(item.name, m.count, m.matched, m.kind, m.score) for m in found]
     if max(w_score, g_score) >= MIN_SCORE:
         if w_score >= g_score:
             return [MatchedWargear(item.name, item.count, weapon, "weapon", w_score)]
