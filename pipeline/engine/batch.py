@@ -5,41 +5,59 @@ figures of ``pipeline.engine.exact.resolve`` with one weapon: expected damage, e
 destroyed, P(at least one model destroyed) and P(every model destroyed), as arrays of shape
 ``(len(weapons), len(targets))``.
 
-The rules are not re-encoded here. Each distinct pair's per-weapon plan (hit, wound and save
-probabilities, the distributions of each stage, the damage per event) comes from the exact
-engine's own planning step, which reads the edition declarations (``edition_rules.toml`` via
-``pipeline.engine.declarations``). What is batched is the rest:
+The rules are not re-encoded here: every probability comes from the exact engine's own rule
+helpers (``exact._attack_dice``, ``_hit_roll``, ``save_roll_target``, ``_event_damage``,
+``_candidates``, ``_option``, ``_best``, ``_stage_pmf``), which read the edition declarations
+(``edition_rules.toml`` via ``pipeline.engine.declarations``). ``_weapon_numbers`` composes them
+as ``exact._plan`` does, without its steps. What is batched is the rest:
 
-- Dedupe: two weapon profiles that differ only by name (same characteristics, abilities and
-  models) and two targets that differ only by name resolve the same, so each distinct pair is
-  resolved once and its figures copied to every pair it stands for.
-- The allocation chain, vectorised: for a weapon without Devastating Wounds the models destroyed
-  are ``sum_u P(unsaved = u) x0 T^u`` (``exact._chain`` with one weapon), with ``T`` the
-  transition of one unsaved event. Pairs are grouped by (damage per event, target models,
-  Wounds): each group's powers ``x0 T^u`` are built once and every pair of the group is one row
-  of a single matrix product ``P @ powers``.
-- Plans shared: the plan reads only part of a target (``plan_target``: not its Wounds, its model
-  count only for [BLAST] and [CLEAVE]), so targets equal in that part share one plan.
-- Fallback: a pair whose weapon has Devastating Wounds events (the chain carries a joint count)
-  is resolved by ``exact.resolve`` itself; ``BatchResult.fallback_pairs`` counts them. A pair the
-  exact engine refuses (``EngineInputError``: a target over the wound limit...) is NaN in every
-  figure and counted in ``refused_pairs`` with the first reason.
+- Dedupe: two weapon profiles that differ only by name, and two targets that differ only by
+  name (or by keywords no weapon reads), resolve the same: each distinct pair is resolved once.
+- Factored per weapon: a target is read by the attack through a few parts: its keywords among
+  those the weapon reads (Anti, keyword conditions), its models in fives ([BLAST], [CLEAVE]), its
+  Toughness through the wound roll needed, its defence (Stealth, Sv, InSv, Feel No Pain) and its
+  shape (models, Wounds). Each part's numbers are worked out once per weapon and value, and the
+  pairs are assembled from them with numpy.
+- Counts shared: without Lethal Hits, the unsaved events are the weapon's hits each kept with
+  P(wound and unsaved) (a binomial thinning of the hits pmf), so a weapon needs one hits pmf per
+  hit roll and one thinning per distinct probability, however many targets it meets.
+- The allocation chain, vectorised: the models destroyed are ``sum_u P(unsaved = u) x0 T^u``
+  (``exact._chain`` with one weapon), ``T`` the transition of one unsaved event. Pairs are
+  grouped by (damage per event, target models, Wounds): each group's powers ``x0 T^u`` are built
+  once (by doubling) and every distinct unsaved pmf of the group is one row of a single matrix
+  product.
+- Devastating Wounds, vectorised: of R hits, V are devastating and U unsaved (a multinomial
+  split); the unsaved events are allocated first, then the devastating ones, so the state is
+  ``sum_v (sum_u J[u, v] x0 T^u) D^v`` with ``J`` the joint pmf of (U, V) and ``D`` the transition
+  of one devastating event (its mortal wounds after Feel No Pain, 0 included). Pairs sharing
+  (T, D, shape) share the powers of T, and the sum over v is one Horner's scheme for the group.
+- Fallback: a pair whose weapon has both Lethal Hits and Devastating Wounds (an attack's outcome
+  is not a split of its hits) is resolved by ``exact.resolve``; ``BatchResult.fallback_pairs``
+  counts them. A pair the exact engine refuses (``EngineInputError``: a target over the wound
+  limit...) is NaN in every figure and counted in ``refused_pairs`` with the first reason.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import time
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 import numpy as np
 
+from pipeline import limits
 from pipeline.engine import exact
-from pipeline.engine.declarations import rules_for
+from pipeline.engine.blas import single_blas_thread
+from pipeline.engine.declarations import capped, rules_for
 from pipeline.engine.profiles import Context, Target, Weapon
+from pipeline.normalise.characteristics import dice
 
 #: The figures of a batch, in the order of ``BatchResult.figures``.
 FIGURES = ("expected_damage", "expected_models_destroyed", "p_any_destroyed", "p_unit_destroyed")
+
+#: The Damage and Attacks of the stand-in weapon of a chain-work estimate (it reads neither).
+_ONE_DICE = dice("1")
 
 
 @dataclass(frozen=True)
@@ -56,6 +74,9 @@ class BatchResult:
     Counts: ``distinct_pairs`` resolved, of which ``vectorised_pairs`` in the batched chain,
     ``fallback_pairs`` by ``exact.resolve`` one at a time, ``refused_pairs`` refused;
     ``refusals`` maps each refusal message (of the first pair refused for it) to its count.
+    ``seconds``: wall time of each phase (``weapons``: the per-weapon numbers and counts;
+    ``chain``: the allocation chains; ``devastating``: the Devastating Wounds chains;
+    ``fallback``: the pairs resolved one at a time).
     """
 
     expected_damage: np.ndarray
@@ -75,6 +96,7 @@ class BatchResult:
     distinct_figures: np.ndarray = field(default_factory=lambda: np.zeros((4, 0, 0)))
     #: the distinct pairs (i, j) resolved by ``exact.resolve`` (the fallback)
     fallback_index: tuple[tuple[int, int], ...] = ()
+    seconds: dict[str, float] = field(default_factory=dict)
 
     def figures(self, i: int, j: int) -> dict[str, float]:
         """The four figures of weapon ``i`` against target ``j`` (input indices), by name."""
@@ -144,35 +166,103 @@ def _distinct(items: Sequence, key: Callable) -> tuple[list, np.ndarray]:
     return list(seen), index
 
 
-def plan_target(weapon: Weapon, target: Target) -> Target:
-    """The part of ``target`` the exact engine's plan of ``weapon`` reads (``exact._plan``: T, Sv,
-    InSv, Feel No Pain, keywords, Stealth; the model count only as fives of models for [BLAST] and
-    [CLEAVE]; never the Wounds, which only the allocation chain reads): targets equal in it share
-    one plan. The batch tests check the claim pair by pair against ``exact.resolve``.
+def _codes(values: Sequence) -> tuple[np.ndarray, list]:
+    """Each value's index among the distinct values (first-seen order), and those values.
 
-    >>> from pipeline.engine.profiles import Target, Weapon
-    >>> from schemas.types import DiceExpr
-    >>> one = DiceExpr(text="1", dice_count=0, dice_sides=0, modifier=1)
-    >>> w = Weapon(name="w", attacks=one, skill=3, strength=4, armour_penetration=0, damage=one, blast=1)
-    >>> [(t.models, t.wounds) for t in (plan_target(w, Target(4, 3, 2, models=m)) for m in (3, 12))]
-    [(1, 1), (10, 1)]
+    >>> _codes([(1, 2), (3, 4), (1, 2)])
+    (array([0, 1, 0]), [(1, 2), (3, 4)])
     """
-    models = 1
-    if (weapon.blast or weapon.cleave) and target.models >= 5:
-        models = target.models // 5 * 5
-    return dataclasses.replace(target, models=models, wounds=1)
+    distinct, index = _distinct(values, lambda v: v)
+    return index, distinct
 
 
-def _plan(weapon: Weapon, target: Target, context: Context) -> "exact._Plan":
-    """The exact engine's plan of one weapon against one target: the same preamble as
-    ``exact.resolve`` (validation, keyword-restricted abilities, characteristic limits)."""
-    exact._validate([weapon], target, context)
-    rules = rules_for(context.edition)
-    steps: list = []
-    weapon = exact._limited(exact._against(weapon, target, steps), rules, steps)
-    return exact._plan(weapon, target, context, steps, {})
+def _quiet(*_args) -> None:
+    """A step sink that keeps nothing (the batch gives figures, not steps)."""
 
 
+class _Targets:
+    """The distinct targets as the attack reads them, as arrays over the targets: ``models``,
+    ``wounds``, ``toughness``; ``defence`` (index into ``defences``: Stealth, Sv, InSv and the
+    Feel No Pain rolls, one representative target each) and ``shape`` (index into ``shapes``,
+    (models, Wounds)). ``keyword_codes(words)``: each target's keywords among ``words``, coded."""
+
+    def __init__(self, targets: Sequence[Target]):
+        self.targets = list(targets)
+        self.models = np.array([t.models for t in targets], dtype=np.int64)
+        self.wounds = np.array([t.wounds for t in targets], dtype=np.int64)
+        self.toughness = np.array([t.toughness for t in targets], dtype=np.int64)
+        self.defence, defences = _codes([(t.stealth, t.save, t.invulnerable_save, t.feel_no_pain,
+                                          t.feel_no_pain_mortal, t.feel_no_pain_psychic) for t in targets])
+        self.defence_stealth = np.array([d[0] for d in defences], dtype=bool)
+        self.fnp_code, fnps = _codes([d[3:] for d in defences])  # per defence: its Feel No Pain rolls
+        self.save_code, saves = _codes([d[:3] for d in defences])  # per defence: Stealth, Sv, InSv
+        self.n_fnp, self.n_save = len(fnps), len(saves)
+        self.shape, self.shapes = _codes(list(zip(self.models.tolist(), self.wounds.tolist())))
+        self._keywords: dict[frozenset[str], tuple[np.ndarray, list[int]]] = {}
+
+    def keyword_codes(self, words: frozenset[str]) -> tuple[np.ndarray, list[int]]:
+        """(each target's code of its keywords among ``words``, a representative target per code)."""
+        if words not in self._keywords:
+            codes, kept = _codes([t.keywords & words for t in self.targets])
+            self._keywords[words] = codes, [int(np.flatnonzero(codes == c)[0]) for c in range(len(kept))]
+        return self._keywords[words]
+
+
+class _Counts:
+    """Count pmfs kept by id: ``add(key, make)`` gives the id of the pmf ``make()`` builds, once
+    per key; ``pmfs[id]`` (trimmed and cut at ``exact.TAIL_MASS``, read-only)."""
+
+    def __init__(self):
+        self.pmfs: list[np.ndarray] = []
+        self._ids: dict = {}
+
+    def add(self, key, make: Callable[[], np.ndarray]) -> int:
+        found = self._ids.get(key)
+        if found is None:
+            pmf = exact._truncated(np.asarray(make(), dtype=np.float64))
+            found = self._ids[key] = len(self.pmfs)
+            self.pmfs.append(pmf)
+        return found
+
+
+class _Damages:
+    """Damage-per-event pmfs kept by id (their bytes): ``add(pmf)`` -> id; ``pmfs[id]``."""
+
+    def __init__(self):
+        self.pmfs: list[np.ndarray] = []
+        self._ids: dict[bytes, int] = {}
+
+    def add(self, pmf: np.ndarray) -> int:
+        key = pmf.tobytes()
+        found = self._ids.get(key)
+        if found is None:
+            found = self._ids[key] = len(self.pmfs)
+            self.pmfs.append(pmf)
+        return found
+
+
+@dataclass
+class _Collected:
+    """What the weapons give the chains: per pair (i, j), the ids of its counts and damages."""
+
+    counts: _Counts = field(default_factory=_Counts)
+    damages: _Damages = field(default_factory=_Damages)
+    #: pairs resolved by the plain chain: columns i, j, unsaved id, normal damage id, shape
+    plain: list[np.ndarray] = field(default_factory=list)
+    #: Devastating Wounds pairs: columns i, j, hits id, devastating split id, normal id, mortal id, shape
+    devastating: list[np.ndarray] = field(default_factory=list)
+    #: the devastating splits: (p_unsaved, p_devastating) by id
+    splits: dict = field(default_factory=dict)
+    fallback: list[tuple[int, int]] = field(default_factory=list)
+    refusals: dict[str, int] = field(default_factory=dict)
+    refused: int = 0
+
+    def refuse(self, message: str, count: int) -> None:
+        self.refused += count
+        self.refusals[message] = self.refusals.get(message, 0) + count
+
+
+@single_blas_thread
 def resolve_batch(weapons: Sequence[Weapon], targets: Sequence[Target], context: Context | None = None,
                   progress: Callable[[int, int], None] | None = None) -> BatchResult:
     """Resolve every weapon of ``weapons`` (each alone, fired by its ``models`` models) against
@@ -187,82 +277,357 @@ def resolve_batch(weapons: Sequence[Weapon], targets: Sequence[Target], context:
     context = context or Context()
     if context.edition not in (10, 11):
         raise exact.EngineInputError(f"context edition must be 10 or 11, got {context.edition!r}")
+    seconds: dict[str, float] = {}
+    clock = time.perf_counter()
     distinct_w, w_index = _distinct(weapons, weapon_key)
     keywords = relevant_keywords(distinct_w)
     distinct_t, t_index = _distinct(targets, lambda t: target_key(t, keywords))
     figures = np.full((4, len(distinct_w), len(distinct_t)), np.nan)
-    groups: dict[tuple, list[tuple[int, int, np.ndarray]]] = {}
-    refusals: dict[str, int] = {}
-    fallback: list[tuple[int, int]] = []
-    refused = 0
-    target_refusal: dict[int, str] = {}
+    out = _Collected()
+    valid: list[int] = []
     for j, target in enumerate(distinct_t):
         try:
             exact._validate_target(target)
+            valid.append(j)
         except exact.EngineInputError as error:
-            target_refusal[j] = str(error)
-    plans: dict[Target, "exact._Plan | str"] = {}
-    work_checked: dict[tuple, str | None] = {}
-    for i, weapon in enumerate(distinct_w):
-        for j, target in enumerate(distinct_t):
-            try:
-                if j in target_refusal:
-                    raise exact.EngineInputError(target_refusal[j])
-                reduced = plan_target(weapon, target)
-                plan = plans.get(reduced)
-                if plan is None:
-                    try:
-                        plan = plans[reduced] = _plan(weapon, reduced, context)
-                    except exact.EngineInputError as error:
-                        plan = plans[reduced] = str(error)
-                if isinstance(plan, str):
-                    raise exact.EngineInputError(plan)
-                checked = (reduced, target.models, target.wounds)  # the check reads the plan and these
-                if checked not in work_checked:
-                    try:
-                        exact._check_chain_work([plan], target)
-                        work_checked[checked] = None
-                    except exact.EngineInputError as error:
-                        work_checked[checked] = str(error)
-                if work_checked[checked] is not None:
-                    raise exact.EngineInputError(work_checked[checked])
-            except exact.EngineInputError as error:
-                refused += 1
-                refusals[str(error)] = refusals.get(str(error), 0) + 1
-                continue
-            if plan.joint is not None:
-                result = exact.resolve([weapon], target, context)
-                figures[:, i, j] = _figures_of(result.damage.mean, result.models_destroyed.pmf)
-                fallback.append((i, j))
-                continue
-            figures[0, i, j] = _damage_mean(plan.stages["damage"])
-            key = (plan.normal_damage.tobytes(), target.models, target.wounds)
-            groups.setdefault(key, []).append((i, j, plan.stages["unsaved"]))
-        plans.clear()  # one weapon's plans and checks are not needed for the next
-        work_checked.clear()
-        if progress:
-            progress(i + 1, len(distinct_w))
-    vectorised = 0
-    for (damage_bytes, models, wounds), members in groups.items():
-        _chain_group(figures, damage_bytes, models, wounds, members)
-        vectorised += len(members)
+            out.refuse(str(error), len(distinct_w))
+    tab = _Targets([distinct_t[j] for j in valid])
+    columns = np.array(valid, dtype=np.int64)
+    if len(valid):
+        for i, weapon in enumerate(distinct_w):
+            _weapon_pairs(i, weapon, tab, columns, context, figures, out)
+            if progress:
+                progress(i + 1, len(distinct_w))
+    seconds["weapons"] = time.perf_counter() - clock
+    clock = time.perf_counter()
+    vectorised = _plain_chains(figures, out, tab, columns)
+    seconds["chain"] = time.perf_counter() - clock
+    clock = time.perf_counter()
+    vectorised += _devastating_chains(figures, out, tab, columns, distinct_w, context)
+    seconds["devastating"] = time.perf_counter() - clock
+    clock = time.perf_counter()
+    fallback = []
+    for i, j in out.fallback:
+        try:
+            result = exact.resolve([distinct_w[i]], distinct_t[j], context)
+        except exact.EngineInputError as error:
+            out.refuse(str(error), 1)
+            continue
+        figures[:, i, j] = _figures_of(result.damage.mean, result.models_destroyed.pmf)
+        fallback.append((i, j))
+    seconds["fallback"] = time.perf_counter() - clock
+    figures[:, np.isnan(figures).any(axis=0)] = np.nan  # a pair refused by its chain is refused in full
     full = figures[:, w_index][:, :, t_index]
     return BatchResult(
         *full, weapon_index=w_index, target_index=t_index, distinct_weapons=tuple(distinct_w),
         distinct_targets=tuple(distinct_t), distinct_pairs=len(distinct_w) * len(distinct_t),
-        vectorised_pairs=vectorised, fallback_pairs=len(fallback), refused_pairs=refused, refusals=refusals,
-        distinct_figures=figures, fallback_index=tuple(fallback),
+        vectorised_pairs=vectorised, fallback_pairs=len(fallback), refused_pairs=out.refused,
+        refusals=out.refusals, distinct_figures=figures, fallback_index=tuple(fallback), seconds=seconds,
     )
 
 
-def _damage_mean(pmf: np.ndarray) -> float:
-    """The mean of a count pmf, normalised as ``exact.resolve`` does.
+@dataclass(frozen=True)
+class _Numbers:
+    """One weapon's numbers against one class of targets (``_weapon_numbers``): the expected
+    damage, the unsaved count (id), the normal and mortal damage per event (ids), and for
+    Devastating Wounds the hits (id) and the split (P(unsaved), P(devastating)) of a hit, or
+    ``fallback`` (Lethal Hits with Devastating Wounds)."""
 
-    >>> _damage_mean(np.array([0.5, 0.25, 0.25]))
-    0.75
+    expected_damage: float
+    unsaved: int
+    normal: int
+    mortal: int
+    hits: int = -1
+    split: tuple[float, float] | None = None
+    fallback: bool = False
+
+
+def _weapon_pairs(i: int, weapon: Weapon, tab: _Targets, columns: np.ndarray, context: Context,
+                  figures: np.ndarray, out: _Collected) -> None:
+    """Weapon ``i`` against every target of ``tab``: fills its expected damage in ``figures`` and
+    hands its pairs to the chains (``out``). The targets are taken in variants (keywords the
+    weapon reads, fives of models if [BLAST]/[CLEAVE]), then in classes (hit roll, wound roll
+    needed, save, Feel No Pain) within a variant."""
+    rules = rules_for(context.edition)
+    kw_codes, kw_reps = tab.keyword_codes(relevant_keywords([weapon]))
+    fives = tab.models // 5 if (weapon.blast or weapon.cleave) else np.zeros_like(tab.models)
+    variant, variants = _codes(list(zip(kw_codes.tolist(), fives.tolist())))
+    for v, (kw, _) in enumerate(variants):
+        members = np.flatnonzero(variant == v)
+        first = tab.targets[members[0]]
+        try:
+            exact._validate([weapon], first, context)  # reads the target's models only through its fives
+        except exact.EngineInputError as error:
+            out.refuse(str(error), members.size)
+            continue
+        rep = dataclasses.replace(first, keywords=tab.targets[kw_reps[kw]].keywords)
+        w1 = exact._limited(exact._against(weapon, rep, []), rules, [])
+        needed_of = {t: exact.wound_roll_target(w1.strength, t) for t in np.unique(tab.toughness[members]).tolist()}
+        needed = np.array([needed_of[t] for t in tab.toughness[members].tolist()], dtype=np.int64)
+        cls, classes = _codes(list(zip(needed.tolist(), tab.defence[members].tolist())))
+        numbers = _VariantNumbers(w1, rep, tab, context, out)
+        results = [numbers.of(n, d) for n, d in classes]
+        # per member: its class's numbers
+        damage = np.array([r.expected_damage for r in results])[cls]
+        figures[0, i, columns[members]] = damage
+        fallback = np.array([r.fallback for r in results])[cls]
+        for j in columns[members[fallback]].tolist():
+            out.fallback.append((i, j))
+        dev = np.array([r.split is not None for r in results])[cls] & ~fallback
+        plain = ~dev & ~fallback
+        ids = np.array([(r.unsaved, r.normal, r.mortal, r.hits, out_split_id(out, r.split)) for r in results],
+                       dtype=np.int64)[cls]
+        if plain.any():
+            m = members[plain]
+            out.plain.append(np.column_stack([np.full(m.size, i), columns[m], ids[plain, 0], ids[plain, 1],
+                                              tab.shape[m]]))
+        if dev.any():
+            m = members[dev]
+            out.devastating.append(np.column_stack([np.full(m.size, i), columns[m], ids[dev, 3], ids[dev, 4],
+                                                    ids[dev, 1], ids[dev, 2], tab.shape[m]]))
+
+
+def out_split_id(out: _Collected, split: tuple[float, float] | None) -> int:
+    """The id of a Devastating Wounds split (P(unsaved), P(devastating)) of a hit, -1 for none."""
+    if split is None:
+        return -1
+    return out.splits.setdefault(split, len(out.splits))
+
+
+class _VariantNumbers:
+    """The numbers of one weapon (as it attacks one keyword variant of targets) against each class
+    (wound roll needed, defence), composed from the exact engine's rule helpers as
+    ``exact._plan`` does (without its steps); each part kept per the value it reads."""
+
+    def __init__(self, weapon: Weapon, rep: Target, tab: _Targets, context: Context, out: _Collected):
+        self.weapon, self.rep, self.tab, self.context, self.out = weapon, rep, tab, context, out
+        self.rules = rules_for(context.edition)
+        self.per_model = exact._attack_dice(weapon, rep, context, _quiet)
+        self.sustained = None if weapon.sustained_hits is None else exact._dice_pmf(weapon.sustained_hits)
+        lance = weapon.lance and context.charged
+        self.modifier = capped(context.wound_modifier + (1 if lance else 0), self.rules)
+        reroll = context.reroll_wounds
+        twin = self.rules.twin_linked.reroll
+        if weapon.twin_linked and exact._REROLL_RANK[reroll] < exact._REROLL_RANK[twin]:
+            reroll = twin
+        self.reroll = reroll
+        self._hit: dict[bool, tuple] = {}
+        self._save: dict[int, float] = {}
+        self._damage: dict[int, tuple] = {}
+
+    def _target(self, defence: int) -> Target:
+        d = self.tab.targets[int(np.flatnonzero(self.tab.defence == defence)[0])]
+        return dataclasses.replace(self.rep, stealth=d.stealth, save=d.save, invulnerable_save=d.invulnerable_save,
+                                   feel_no_pain=d.feel_no_pain, feel_no_pain_mortal=d.feel_no_pain_mortal,
+                                   feel_no_pain_psychic=d.feel_no_pain_psychic)
+
+    def hit(self, target: Target) -> tuple:
+        """(P(miss, hit, Critical Hit), the hits pmf id, the candidates) per Stealth."""
+        if target.stealth not in self._hit:
+            w, context = self.weapon, self.context
+            p_hit = exact._hit_roll(w, target, context, _quiet, {})
+            hits = self.out.counts.add(
+                ("hits", self.per_model.tobytes(), p_hit, None if self.sustained is None else self.sustained.tobytes(),
+                 w.models),
+                lambda: exact._stage_pmf(self.per_model, p_hit, exact._ONE, exact._ONE, self.sustained, w.models))
+            self._hit[target.stealth] = (p_hit, hits, exact._candidates(w, target, context, p_hit))
+        return self._hit[target.stealth]
+
+    def of(self, needed: int, defence: int) -> _Numbers:
+        w, context = self.weapon, self.context
+        target = self._target(defence)
+        p_hit, hits, candidates = self.hit(target)
+        if defence not in self._save:
+            save = exact.save_roll_target(w, target, context)
+            self._save[defence] = 1.0 if save is None else (save - 1) / 6
+        unsaved_p = self._save[defence]
+        if defence not in self._damage:
+            _, normal = exact._event_damage(w, target, context, False)
+            _, mortal = exact._event_damage(w, target, context, True)
+            self._damage[defence] = (normal, mortal, self.out.damages.add(normal), self.out.damages.add(mortal))
+        normal, mortal, normal_id, mortal_id = self._damage[defence]
+        if len(candidates) == 1:
+            means = (0.0, 0.0, 0.0, 0.0)
+        else:
+            means = (w.models * exact._mean(self.per_model),
+                     exact._mean(self.sustained) if self.sustained is not None else 0.0,
+                     exact._mean(normal), exact._mean(mortal))
+        chosen = exact._best([exact._option(lethal, anti, needed, self.modifier, self.reroll, context, p_hit,
+                                            unsaved_p, w.devastating_wounds, *means) for lethal, anti in candidates])
+        q, lethal = chosen.q, chosen.lethal
+        p_dev = q[2] if w.devastating_wounds else 0.0
+        p_wound = q[1] + (0.0 if w.devastating_wounds else q[2])
+        pu = p_wound * unsaved_p
+        expected = _expected_damage(w.models * exact._mean(self.per_model), p_hit,
+                                    exact._mean(self.sustained) if self.sustained is not None and p_hit[2] > 0 else 0.0,
+                                    pu * exact._mean(normal) + p_dev * exact._mean(mortal),
+                                    unsaved_p * exact._mean(normal) if lethal else None)
+        if p_dev > 0 and lethal:
+            return _Numbers(expected, -1, normal_id, mortal_id, fallback=True)
+        if lethal:  # the Critical Hits' automatic wounds are kept with P(unsaved), the other hits with pu
+            unsaved = self.out.counts.add(
+                ("lethal", self.per_model.tobytes(), p_hit, pu, unsaved_p,
+                 None if self.sustained is None else self.sustained.tobytes(), w.models),
+                lambda: exact._stage_pmf(self.per_model, p_hit, np.array([1.0 - pu, pu]),
+                                         np.array([1.0 - unsaved_p, unsaved_p]), self.sustained, w.models))
+        else:
+            unsaved = self.out.counts.add(("thinned", hits, pu), lambda: _thinned(self.out.counts.pmfs[hits], pu))
+        if p_dev > 0:
+            return _Numbers(expected, unsaved, normal_id, mortal_id, hits=hits, split=(pu, p_dev))
+        return _Numbers(expected, unsaved, normal_id, mortal_id)
+
+
+def _expected_damage(attacks_mean: float, p_hit, sustained_mean: float, rolled_mean: float,
+                     own_mean: float | None) -> float:
+    """E[damage points] of a weapon: E[attacks] x (P(hit) x E[rolled hit] + P(Critical Hit) x
+    (E[own] + E[Sustained] x E[rolled hit])), ``own`` the Critical Hit's own damage (Lethal Hits:
+    an automatic wound; None: rolled as the others) (the closed form of ``exact._option``).
+
+    >>> _expected_damage(10.0, (0.5, 1 / 3, 1 / 6), 0.0, 0.5, None)
+    2.5
     """
-    pmf = np.clip(pmf / pmf.sum(), 0.0, None)
-    return float(np.dot(np.arange(pmf.size), pmf))
+    own = rolled_mean if own_mean is None else own_mean
+    return attacks_mean * (p_hit[1] * rolled_mean + p_hit[2] * (own + sustained_mean * rolled_mean))
+
+
+def _thinned(count: np.ndarray, p: float) -> np.ndarray:
+    """The pmf of the number of ``count``'s events kept, each independently with ``p`` (a
+    binomial thinning: ``sum_n count[n] Bin(n, p)``).
+
+    >>> _thinned(np.array([0.0, 0.5, 0.5]), 0.5).tolist()
+    [0.375, 0.5, 0.125]
+    """
+    if count.size == 1 or p <= 0.0:
+        return np.array([float(count.sum())])
+    return count @ exact._binomial_matrix(count.size - 1, p)
+
+
+def _joined(parts: list[np.ndarray], width: int) -> np.ndarray:
+    """The rows of ``parts`` (int arrays of ``width`` columns) as one array."""
+    return np.concatenate(parts) if parts else np.zeros((0, width), dtype=np.int64)
+
+
+def _plain_chains(figures: np.ndarray, out: _Collected, tab: _Targets, columns: np.ndarray) -> int:
+    """The models destroyed of every plain pair (no devastating events), group by group (damage
+    per event, shape): the powers ``x0 T^u`` once, then one product with the distinct unsaved
+    pmfs of the group. Returns the pairs resolved."""
+    pairs = _joined(out.plain, 5)
+    if not pairs.size:
+        return 0
+    jobs, job_of = np.unique(pairs[:, 2:], axis=0, return_inverse=True)  # (unsaved, normal, shape)
+    job_of = job_of.reshape(-1)
+    result = np.full((jobs.shape[0], 3), np.nan)
+    order = np.lexsort((jobs[:, 0], jobs[:, 2], jobs[:, 1]))
+    groups = np.split(order, np.flatnonzero(np.diff(jobs[order][:, 1:], axis=0).any(axis=1)) + 1)
+    for group in groups:
+        normal, shape = jobs[group[0], 1], jobs[group[0], 2]
+        models, wounds = tab.shapes[shape]
+        counts = [out.counts.pmfs[u] for u in jobs[group, 0]]
+        size = max(c.size for c in counts)
+        target = Target(toughness=1, save=None, wounds=wounds, models=models)
+        plan = exact._Plan(Weapon(name="", attacks=_ONE_DICE, skill=None, strength=1, armour_penetration=0,
+                                  damage=_ONE_DICE), stages={"unsaved": counts[0]},
+                           normal_damage=out.damages.pmfs[normal])
+        longest = max(range(len(counts)), key=lambda n: counts[n].size)
+        plan.stages["unsaved"] = counts[longest]
+        if exact.chain_work([plan], target) > limits.MAX_ENGINE_WORK:  # the largest count of the group
+            continue  # NaN: refused below
+        T = exact._transition_matrix(out.damages.pmfs[normal].tobytes(), models, wounds)
+        x0 = exact._initial_state(target)[None, :]
+        states = exact._powers(x0, T, size - 1)[:, 0, :]  # (size, S)
+        P = np.zeros((len(counts), size))
+        for row, c in enumerate(counts):
+            P[row, : c.size] = c
+        result[group] = _summary(P @ states, models, wounds)
+    refused = np.isnan(result[job_of, 0])
+    if refused.any():
+        out.refuse(f"the allocation chain needs more than {limits.MAX_ENGINE_WORK:.2g} steps of the exact engine; "
+                   "use the simulator", int(refused.sum()))
+    figures[1:, pairs[:, 0], pairs[:, 1]] = result[job_of].T
+    return int((~refused).sum())
+
+
+def _summary(x: np.ndarray, models: int, wounds: int) -> np.ndarray:
+    """(E[models destroyed], P(>= 1), P(all)) of each row of chain states ``x`` (rows, S),
+    normalised as ``exact._models_pmf``.
+
+    >>> _summary(np.array([[0.5, 0.0, 0.5]]), 2, 1).tolist()
+    [[1.0, 0.5, 0.5]]
+    """
+    alive = models * wounds
+    pmf = np.concatenate([x[:, :alive].reshape(-1, models, wounds).sum(axis=2), x[:, alive:]], axis=1)
+    pmf = np.clip(pmf, 0.0, None)
+    pmf /= pmf.sum(axis=1, keepdims=True)
+    return np.column_stack([pmf @ np.arange(models + 1), 1.0 - pmf[:, 0], pmf[:, -1]])
+
+
+def _split_joint(hits: np.ndarray, p_unsaved: float, p_dev: float) -> np.ndarray:
+    """``J[v, u]`` = P(V = v devastating, U = u unsaved) when each of R hits (pmf ``hits``) is
+    devastating with ``p_dev``, else unsaved with ``p_unsaved`` (a multinomial split):
+    ``J[v, u] = sum_m P(R = m + v) Bin(m + v, p_dev)(v) Bin(m, p')(u)``, p' = p_unsaved / (1 - p_dev).
+
+    >>> _split_joint(np.array([0.0, 1.0]), 0.5, 0.25).tolist()
+    [[0.25, 0.5], [0.25, 0.0]]
+    """
+    n = hits.size - 1
+    by_dev = exact._binomial_matrix(n, p_dev)  # [r, v]
+    weight = np.zeros((n + 1, n + 1))  # [v, m]
+    for v in range(n + 1):
+        weight[v, : n + 1 - v] = hits[v:] * by_dev[v:, v]
+    p = p_unsaved / (1.0 - p_dev) if p_dev < 1.0 else 0.0
+    return weight @ exact._binomial_matrix(n, p)
+
+
+def _devastating_chains(figures: np.ndarray, out: _Collected, tab: _Targets, columns: np.ndarray,
+                        weapons: Sequence[Weapon], context: Context) -> int:
+    """The models destroyed of every Devastating Wounds pair (split hits), group by group (normal
+    damage, mortal damage, shape): ``sum_v (sum_u J[v, u] x0 T^u) D^v`` by Horner's scheme over v
+    for the whole group. Returns the pairs resolved."""
+    pairs = _joined(out.devastating, 7)
+    if not pairs.size:
+        return 0
+    splits = {n: split for split, n in out.splits.items()}
+    jobs, job_of = np.unique(pairs[:, 2:], axis=0, return_inverse=True)  # (hits, split, normal, mortal, shape)
+    job_of = job_of.reshape(-1)
+    first_pair = np.zeros(jobs.shape[0], dtype=np.int64)
+    first_pair[job_of[::-1]] = np.arange(pairs.shape[0])[::-1]
+    result = np.full((jobs.shape[0], 3), np.nan)
+    order = np.lexsort((jobs[:, 1], jobs[:, 0], jobs[:, 4], jobs[:, 3], jobs[:, 2]))
+    groups = np.split(order, np.flatnonzero(np.diff(jobs[order][:, 2:], axis=0).any(axis=1)) + 1)
+    for group in groups:
+        normal, mortal, shape = jobs[group[0], 2:]
+        models, wounds = tab.shapes[shape]
+        target = Target(toughness=1, save=None, wounds=wounds, models=models)
+        keep = []
+        for job in group:
+            hits = out.counts.pmfs[jobs[job, 0]]
+            pu, p_dev = splits[int(jobs[job, 1])]
+            plan = exact._Plan(weapons[pairs[first_pair[job], 0]], stages={"unsaved": _thinned(hits, pu)},
+                               normal_damage=out.damages.pmfs[normal], mortal_damage=out.damages.pmfs[mortal],
+                               joint=exact._split_counts(hits, pu, p_dev))
+            if exact.chain_work([plan], target) <= limits.MAX_ENGINE_WORK:
+                keep.append(job)
+        if not keep:
+            continue
+        joints = [_split_joint(out.counts.pmfs[jobs[job, 0]], *splits[int(jobs[job, 1])]) for job in keep]
+        size = max(J.shape[1] for J in joints)
+        T = exact._transition_matrix(out.damages.pmfs[normal].tobytes(), models, wounds)
+        D = exact._transition_matrix(out.damages.pmfs[mortal].tobytes(), models, wounds)
+        states = exact._powers(exact._initial_state(target)[None, :], T, size - 1)[:, 0, :]  # (size, S)
+        depth = max(J.shape[0] for J in joints)
+        A = np.zeros((len(keep), depth, states.shape[1]))  # [job, v, s] = sum_u J[v, u] x0 T^u
+        for row, J in enumerate(joints):
+            A[row, : J.shape[0]] = J @ states[: J.shape[1]]
+        Y = A[:, -1]
+        for v in range(depth - 2, -1, -1):
+            Y = Y @ D + A[:, v]
+        result[keep] = _summary(Y, models, wounds)
+    refused = np.isnan(result[job_of, 0])
+    if refused.any():
+        out.refuse(f"the allocation chain needs more than {limits.MAX_ENGINE_WORK:.2g} steps of the exact engine; "
+                   "use the simulator", int(refused.sum()))
+    figures[1:, pairs[:, 0], pairs[:, 1]] = result[job_of].T
+    return int((~refused).sum())
 
 
 def _figures_of(damage_mean: float, models_pmf: np.ndarray) -> tuple[float, float, float, float]:
@@ -273,28 +638,3 @@ def _figures_of(damage_mean: float, models_pmf: np.ndarray) -> tuple[float, floa
     """
     return (damage_mean, float(np.dot(np.arange(models_pmf.size), models_pmf)),
             float(1.0 - models_pmf[0]), float(models_pmf[-1]))
-
-
-def _chain_group(figures: np.ndarray, damage_bytes: bytes, models: int, wounds: int,
-                 members: list[tuple[int, int, np.ndarray]]) -> None:
-    """Fill the models-destroyed figures of every pair of one group (same damage per event,
-    target models and Wounds): the states ``x0 T^u`` for u = 0..U once, then one product
-    ``P @ states`` with P the (pairs x U+1) matrix of unsaved-count pmfs."""
-    T = exact._transition_matrix(damage_bytes, models, wounds)
-    size = max(unsaved.size for _, _, unsaved in members)
-    P = np.zeros((len(members), size))
-    for row, (_, _, unsaved) in enumerate(members):
-        P[row, : unsaved.size] = unsaved
-    states = np.empty((size, T.shape[0]))
-    states[0] = 0.0
-    states[0, 0] = 1.0
-    for u in range(1, size):
-        states[u] = states[u - 1] @ T
-    x = P @ states  # (pairs, models * wounds + 1)
-    alive = models * wounds
-    pmf = np.concatenate([x[:, :alive].reshape(-1, models, wounds).sum(axis=2), x[:, alive:]], axis=1)
-    pmf /= pmf.sum(axis=1, keepdims=True)
-    rows = np.array([i for i, _, _ in members]), np.array([j for _, j, _ in members])
-    figures[1][rows] = pmf @ np.arange(models + 1)
-    figures[2][rows] = 1.0 - pmf[:, 0]
-    figures[3][rows] = pmf[:, -1]
