@@ -57,6 +57,8 @@ class EditionMatchups:
     left_out: dict[str, int] = field(default_factory=dict)
     result: batch.BatchResult | None = None
     seconds: float = 0.0
+    #: seconds per phase: reading the weapons and the targets, then the batch's (``BatchResult.seconds``)
+    phases: dict[str, float] = field(default_factory=dict)
 
     def summary(self) -> dict:
         """JSON-ready counts of this edition."""
@@ -74,6 +76,8 @@ class EditionMatchups:
             "refused_pairs": r.refused_pairs if r else 0,
             "datasheets_left_out": sum(self.left_out.values()),
             "seconds": round(self.seconds, 3),
+            "pairs_per_second": round(self.weapon_profiles * self.target_count / self.seconds) if self.seconds else 0,
+            "seconds_by_phase": {name: round(value, 3) for name, value in self.phases.items()},
         }
 
 
@@ -92,33 +96,45 @@ def compute_matchups(db: Path, editions: tuple[int, ...] = (10, 11),
     say = progress or (lambda text: None)
     con = open_database(db)
     try:
-        return [_edition(con, edition, say) for edition in editions]
+        start = time.perf_counter()
+        profiles = _weapon_profiles(con)
+        read = time.perf_counter() - start
+        parts = [_edition(con, edition, profiles, say) for edition in editions]
+        for part in parts:  # the weapon profiles of both editions are read at once: each its share
+            part.phases["read weapons"] = read / len(parts)
+            part.seconds += read / len(parts)
+        return parts
     finally:
         con.close()
 
 
-def _edition(con: duckdb.DuckDBPyConnection, edition: int, say: Callable[[str], None]) -> EditionMatchups:
+def _edition(con: duckdb.DuckDBPyConnection, edition: int, profiles: list[tuple[tuple, Weapon]],
+             say: Callable[[str], None]) -> EditionMatchups:
     start = time.perf_counter()
     out = EditionMatchups(edition)
     sheets = _rows(con.execute("SELECT * FROM datasheets WHERE edition = ? ORDER BY datasheet_id", [edition]))
+    rows = from_db.read_datasheet_rows(con, edition=edition)
     sizes: dict[str, int] = {}
     targets: list[Target] = list(STANDARD_PROFILES.values())
     ids: list[tuple[str, str, str, str | None]] = [(name, name, "standard", None) for name in STANDARD_PROFILES]
-    for n, sheet in enumerate(sheets, 1):
-        count, why = from_db.model_count(con, sheet)
+    for sheet in sheets:
+        mine = rows[sheet["datasheet_id"]]
+        count, why = from_db.model_count(con, sheet, mine)
         if count is None:
             out.left_out[why] = out.left_out.get(why, 0) + 1
         else:
             sizes[sheet["datasheet_id"]] = count
             try:
-                targets.append(from_db.target_from_datasheet(con, sheet, models=count))
+                targets.append(from_db.target_from_datasheet(con, sheet, models=count, rows=mine))
                 ids.append((sheet["datasheet_id"], sheet["name"], "datasheet", sheet["faction_id"]))
             except InputError as error:
                 reason = str(error).split(";")[0].split(") ", 1)[-1]
                 out.left_out[reason] = out.left_out.get(reason, 0) + 1
-        if n % 200 == 0 or n == len(sheets):
-            say(f"edition {edition}: read {n}/{len(sheets)} datasheets")
-    weapons, keys = _weapons(con, edition, sizes)
+    say(f"edition {edition}: read {len(sheets)} datasheets")
+    faction = {sheet["datasheet_id"]: sheet["faction_id"] for sheet in sheets}
+    weapons = [replace(weapon, models=sizes[key[0]]) for key, weapon in profiles if key[0] in sizes]
+    keys = [key + (faction.get(key[0]),) for key, _ in profiles if key[0] in sizes]
+    out.phases["read targets"] = time.perf_counter() - start
     out.weapon_profiles, out.target_count = len(weapons), len(targets)
     say(f"edition {edition}: {len(weapons)} weapon profiles x {len(targets)} targets")
 
@@ -128,6 +144,7 @@ def _edition(con: duckdb.DuckDBPyConnection, edition: int, say: Callable[[str], 
 
     result = batch.resolve_batch(weapons, targets, Context(edition=edition), progress=tick)
     out.result = result
+    out.phases.update(result.seconds)
     out.weapons = [MatchupWeapon(edition=edition, datasheet_id=k[0], weapon_name=k[1], profile_name=k[2],
                                  is_melee=k[3], faction_id=k[4], models=w.models, weapon_key=int(i))
                    for k, w, i in zip(keys, weapons, result.weapon_index)]
@@ -139,14 +156,10 @@ def _edition(con: duckdb.DuckDBPyConnection, edition: int, say: Callable[[str], 
     return out
 
 
-def _weapons(con: duckdb.DuckDBPyConnection, edition: int, sizes: dict[str, int]
-             ) -> tuple[list[Weapon], list[tuple]]:
-    """The weapon profiles of ``edition`` whose datasheet has a model count, each fired by that
-    many models, and their keys (datasheet_id, weapon_name, profile_name, is_melee, faction_id)."""
-    weapons: list[Weapon] = []
-    keys: list[tuple] = []
-    faction = dict(con.execute("SELECT datasheet_id, faction_id FROM datasheets WHERE edition = ?",
-                               [edition]).fetchall())
+def _weapon_profiles(con: duckdb.DuckDBPyConnection) -> list[tuple[tuple, Weapon]]:
+    """Every weapon profile with a Strength of the database (both editions, ranged then melee),
+    each with its key (datasheet_id, weapon_name, profile_name, is_melee)."""
+    out: list[tuple[tuple, Weapon]] = []
     for is_melee in (False, True):
         profiles = from_db.all_weapon_profiles(con, is_melee)
         # the same rows in the same order as all_weapon_profiles reads them
@@ -155,11 +168,9 @@ def _weapons(con: duckdb.DuckDBPyConnection, edition: int, sizes: dict[str, int]
                            "ORDER BY datasheet_id, weapon_name, profile_name", [is_melee]).fetchall()
         if len(rows) != len(profiles):
             raise DatabaseError("the weapon profiles changed while they were read; run the command again")
-        for (ds_id, weapon_name, profile_name), weapon in zip(rows, profiles):
-            if ds_id in sizes:
-                weapons.append(replace(weapon, models=sizes[ds_id]))
-                keys.append((ds_id, weapon_name, profile_name, is_melee, faction.get(ds_id)))
-    return weapons, keys
+        out.extend(((ds_id, weapon_name, profile_name, is_melee), weapon)
+                   for (ds_id, weapon_name, profile_name), weapon in zip(rows, profiles))
+    return out
 
 
 def _matchup_rows(edition: int, result: batch.BatchResult) -> dict[str, list]:

@@ -40,6 +40,8 @@ def matchups_command(
     if fmt is Format.json:
         typer.echo(to_json({"editions": rows, "rows_written": written}))
         return
+    for row in rows:  # a table cell or a CSV field holds text: the phases as "name seconds, ..."
+        row["seconds_by_phase"] = ", ".join(f"{name} {value:.1f}" for name, value in row["seconds_by_phase"].items())
     render_rows(rows, fmt, title="Matchups: every weapon profile against every target")
     for part in parts:
         for reason, count in part.left_out.items():

@@ -198,6 +198,7 @@ class _Targets:
         self.save_code, saves = _codes([d[:3] for d in defences])  # per defence: Stealth, Sv, InSv
         self.n_fnp, self.n_save = len(fnps), len(saves)
         self.shape, self.shapes = _codes(list(zip(self.models.tolist(), self.wounds.tolist())))
+        self.defence_targets = [targets[int(np.flatnonzero(self.defence == d)[0])] for d in range(len(defences))]
         self._keywords: dict[frozenset[str], tuple[np.ndarray, list[int]]] = {}
 
     def keyword_codes(self, words: frozenset[str]) -> tuple[np.ndarray, list[int]]:
@@ -213,8 +214,16 @@ class _Counts:
     per key; ``pmfs[id]`` (trimmed and cut at ``exact.TAIL_MASS``, read-only)."""
 
     def __init__(self):
-        self.pmfs: list[np.ndarray] = []
+        self.pmfs: list[np.ndarray | None] = []
         self._ids: dict = {}
+
+    def reserve(self, key) -> int:
+        """The id of ``key``'s pmf, kept as None until it is set (``pmfs[id] = ...``)."""
+        found = self._ids.get(key)
+        if found is None:
+            found = self._ids[key] = len(self.pmfs)
+            self.pmfs.append(None)
+        return found
 
     def add(self, key, make: Callable[[], np.ndarray]) -> int:
         found = self._ids.get(key)
@@ -351,9 +360,11 @@ def _weapon_pairs(i: int, weapon: Weapon, tab: _Targets, columns: np.ndarray, co
     rules = rules_for(context.edition)
     kw_codes, kw_reps = tab.keyword_codes(relevant_keywords([weapon]))
     fives = tab.models // 5 if (weapon.blast or weapon.cleave) else np.zeros_like(tab.models)
-    variant, variants = _codes(list(zip(kw_codes.tolist(), fives.tolist())))
-    for v, (kw, _) in enumerate(variants):
+    variants, variant = np.unique(kw_codes * (int(fives.max()) + 1) + fives, return_inverse=True)
+    variant = variant.reshape(-1)
+    for v in range(variants.size):
         members = np.flatnonzero(variant == v)
+        kw = int(kw_codes[members[0]])
         first = tab.targets[members[0]]
         try:
             exact._validate([weapon], first, context)  # reads the target's models only through its fives
@@ -362,11 +373,14 @@ def _weapon_pairs(i: int, weapon: Weapon, tab: _Targets, columns: np.ndarray, co
             continue
         rep = dataclasses.replace(first, keywords=tab.targets[kw_reps[kw]].keywords)
         w1 = exact._limited(exact._against(weapon, rep, []), rules, [])
-        needed_of = {t: exact.wound_roll_target(w1.strength, t) for t in np.unique(tab.toughness[members]).tolist()}
-        needed = np.array([needed_of[t] for t in tab.toughness[members].tolist()], dtype=np.int64)
-        cls, classes = _codes(list(zip(needed.tolist(), tab.defence[members].tolist())))
+        toughness, t_code = np.unique(tab.toughness[members], return_inverse=True)
+        needed = np.array([exact.wound_roll_target(w1.strength, t) for t in toughness.tolist()])[t_code.reshape(-1)]
+        n_def = len(tab.defence_targets)
+        classes, cls = np.unique(needed * n_def + tab.defence[members], return_inverse=True)
+        cls = cls.reshape(-1)
         numbers = _VariantNumbers(w1, rep, tab, context, out)
-        results = [numbers.of(n, d) for n, d in classes]
+        results = [numbers.of(n, d) for n, d in zip((classes // n_def).tolist(), (classes % n_def).tolist())]
+        numbers.thin()
         # per member: its class's numbers
         damage = np.array([r.expected_damage for r in results])[cls]
         figures[0, i, columns[members]] = damage
@@ -397,13 +411,16 @@ def out_split_id(out: _Collected, split: tuple[float, float] | None) -> int:
 class _VariantNumbers:
     """The numbers of one weapon (as it attacks one keyword variant of targets) against each class
     (wound roll needed, defence), composed from the exact engine's rule helpers as
-    ``exact._plan`` does (without its steps); each part kept per the value it reads."""
+    ``exact._plan`` does (without its steps); each part kept per the value it reads: the hit
+    roll per Stealth, the save and the damage per defence, the wound roll per (Stealth, needed)."""
 
     def __init__(self, weapon: Weapon, rep: Target, tab: _Targets, context: Context, out: _Collected):
         self.weapon, self.rep, self.tab, self.context, self.out = weapon, rep, tab, context, out
         self.rules = rules_for(context.edition)
         self.per_model = exact._attack_dice(weapon, rep, context, _quiet)
         self.sustained = None if weapon.sustained_hits is None else exact._dice_pmf(weapon.sustained_hits)
+        self.attacks_mean = weapon.models * exact._mean(self.per_model)
+        self.sustained_mean = 0.0 if self.sustained is None else exact._mean(self.sustained)
         lance = weapon.lance and context.charged
         self.modifier = capped(context.wound_modifier + (1 if lance else 0), self.rules)
         reroll = context.reroll_wounds
@@ -412,56 +429,64 @@ class _VariantNumbers:
             reroll = twin
         self.reroll = reroll
         self._hit: dict[bool, tuple] = {}
-        self._save: dict[int, float] = {}
-        self._damage: dict[int, tuple] = {}
+        self._defence: dict[int, tuple] = {}
+        self._wound: dict[tuple, exact._Option] = {}
+        #: unsaved counts to thin once the classes are read: hits id -> {P(wound and unsaved): count id}
+        self.to_thin: dict[int, dict[float, int]] = {}
 
-    def _target(self, defence: int) -> Target:
-        d = self.tab.targets[int(np.flatnonzero(self.tab.defence == defence)[0])]
-        return dataclasses.replace(self.rep, stealth=d.stealth, save=d.save, invulnerable_save=d.invulnerable_save,
-                                   feel_no_pain=d.feel_no_pain, feel_no_pain_mortal=d.feel_no_pain_mortal,
-                                   feel_no_pain_psychic=d.feel_no_pain_psychic)
-
-    def hit(self, target: Target) -> tuple:
-        """(P(miss, hit, Critical Hit), the hits pmf id, the candidates) per Stealth."""
-        if target.stealth not in self._hit:
+    def hit(self, stealth: bool) -> tuple:
+        """(P(miss, hit, Critical Hit), the hits pmf id, the candidates) per Stealth (the hit roll
+        reads Stealth, the candidates the keywords: the variant's)."""
+        if stealth not in self._hit:
             w, context = self.weapon, self.context
+            target = self.rep if self.rep.stealth == stealth else dataclasses.replace(self.rep, stealth=stealth)
             p_hit = exact._hit_roll(w, target, context, _quiet, {})
             hits = self.out.counts.add(
                 ("hits", self.per_model.tobytes(), p_hit, None if self.sustained is None else self.sustained.tobytes(),
                  w.models),
                 lambda: exact._stage_pmf(self.per_model, p_hit, exact._ONE, exact._ONE, self.sustained, w.models))
-            self._hit[target.stealth] = (p_hit, hits, exact._candidates(w, target, context, p_hit))
-        return self._hit[target.stealth]
+            self._hit[stealth] = (p_hit, hits, exact._candidates(w, target, context, p_hit))
+        return self._hit[stealth]
 
-    def of(self, needed: int, defence: int) -> _Numbers:
-        w, context = self.weapon, self.context
-        target = self._target(defence)
-        p_hit, hits, candidates = self.hit(target)
-        if defence not in self._save:
+    def defence(self, defence: int) -> tuple:
+        """(Stealth, P(unsaved), normal and mortal damage pmfs, their ids, their means) of a
+        defence (the save reads Sv, InSv and Stealth, the damage the Feel No Pain rolls: a target
+        of that defence)."""
+        if defence not in self._defence:
+            w, context = self.weapon, self.context
+            target = self.tab.defence_targets[defence]
             save = exact.save_roll_target(w, target, context)
-            self._save[defence] = 1.0 if save is None else (save - 1) / 6
-        unsaved_p = self._save[defence]
-        if defence not in self._damage:
             _, normal = exact._event_damage(w, target, context, False)
             _, mortal = exact._event_damage(w, target, context, True)
-            self._damage[defence] = (normal, mortal, self.out.damages.add(normal), self.out.damages.add(mortal))
-        normal, mortal, normal_id, mortal_id = self._damage[defence]
-        if len(candidates) == 1:
-            means = (0.0, 0.0, 0.0, 0.0)
+            self._defence[defence] = (target.stealth, 1.0 if save is None else (save - 1) / 6, normal, mortal,
+                                      self.out.damages.add(normal), self.out.damages.add(mortal),
+                                      exact._mean(normal), exact._mean(mortal))
+        return self._defence[defence]
+
+    def of(self, needed: int, defence: int) -> _Numbers:
+        """The numbers against the targets of one class."""
+        w, context = self.weapon, self.context
+        stealth, unsaved_p, normal, mortal, normal_id, mortal_id, normal_mean, mortal_mean = self.defence(defence)
+        p_hit, hits, candidates = self.hit(stealth)
+        if len(candidates) == 1:  # nothing to choose: the option reads neither the save nor the damage
+            key = (stealth, needed)
+            if key not in self._wound:
+                lethal, anti = candidates[0]
+                self._wound[key] = exact._option(lethal, anti, needed, self.modifier, self.reroll, context, p_hit,
+                                                 unsaved_p, w.devastating_wounds, 0.0, 0.0, 0.0, 0.0)
+            chosen = self._wound[key]
         else:
-            means = (w.models * exact._mean(self.per_model),
-                     exact._mean(self.sustained) if self.sustained is not None else 0.0,
-                     exact._mean(normal), exact._mean(mortal))
-        chosen = exact._best([exact._option(lethal, anti, needed, self.modifier, self.reroll, context, p_hit,
-                                            unsaved_p, w.devastating_wounds, *means) for lethal, anti in candidates])
+            means = (self.attacks_mean, self.sustained_mean, normal_mean, mortal_mean)
+            chosen = exact._best([exact._option(lethal, anti, needed, self.modifier, self.reroll, context, p_hit,
+                                                unsaved_p, w.devastating_wounds, *means) for lethal, anti in candidates])
         q, lethal = chosen.q, chosen.lethal
         p_dev = q[2] if w.devastating_wounds else 0.0
         p_wound = q[1] + (0.0 if w.devastating_wounds else q[2])
         pu = p_wound * unsaved_p
-        expected = _expected_damage(w.models * exact._mean(self.per_model), p_hit,
-                                    exact._mean(self.sustained) if self.sustained is not None and p_hit[2] > 0 else 0.0,
-                                    pu * exact._mean(normal) + p_dev * exact._mean(mortal),
-                                    unsaved_p * exact._mean(normal) if lethal else None)
+        expected = _expected_damage(self.attacks_mean, p_hit,
+                                    self.sustained_mean if self.sustained is not None and p_hit[2] > 0 else 0.0,
+                                    pu * normal_mean + p_dev * mortal_mean,
+                                    unsaved_p * normal_mean if lethal else None)
         if p_dev > 0 and lethal:
             return _Numbers(expected, -1, normal_id, mortal_id, fallback=True)
         if lethal:  # the Critical Hits' automatic wounds are kept with P(unsaved), the other hits with pu
@@ -470,11 +495,21 @@ class _VariantNumbers:
                  None if self.sustained is None else self.sustained.tobytes(), w.models),
                 lambda: exact._stage_pmf(self.per_model, p_hit, np.array([1.0 - pu, pu]),
                                          np.array([1.0 - unsaved_p, unsaved_p]), self.sustained, w.models))
+        elif p_dev > 0:
+            return _Numbers(expected, -1, normal_id, mortal_id, hits=hits, split=(pu, p_dev))
         else:
-            unsaved = self.out.counts.add(("thinned", hits, pu), lambda: _thinned(self.out.counts.pmfs[hits], pu))
-        if p_dev > 0:
-            return _Numbers(expected, unsaved, normal_id, mortal_id, hits=hits, split=(pu, p_dev))
+            unsaved = self.out.counts.reserve(("thinned", hits, pu))
+            if self.out.counts.pmfs[unsaved] is None:
+                self.to_thin.setdefault(hits, {})[pu] = unsaved
         return _Numbers(expected, unsaved, normal_id, mortal_id)
+
+    def thin(self) -> None:
+        """Make the unsaved counts ``of`` reserved: per hits pmf, all its thinnings at once."""
+        for hits, by_p in self.to_thin.items():
+            ps = np.array(list(by_p))
+            for pmf, unsaved in zip(_thinned_many(self.out.counts.pmfs[hits], ps), by_p.values()):
+                self.out.counts.pmfs[unsaved] = exact._truncated(pmf)
+        self.to_thin = {}
 
 
 def _expected_damage(attacks_mean: float, p_hit, sustained_mean: float, rolled_mean: float,
@@ -500,6 +535,31 @@ def _thinned(count: np.ndarray, p: float) -> np.ndarray:
     if count.size == 1 or p <= 0.0:
         return np.array([float(count.sum())])
     return count @ exact._binomial_matrix(count.size - 1, p)
+
+
+def _thinned_many(count: np.ndarray, ps: np.ndarray) -> np.ndarray:
+    """``_thinned(count, p)`` for each p of ``ps``: rows of shape (len(ps), count.size).
+
+    >>> _thinned_many(np.array([0.0, 0.5, 0.5]), np.array([0.5, 1.0])).tolist()
+    [[0.375, 0.5, 0.125], [0.0, 0.5, 0.5]]
+    """
+    n = count.size - 1
+    if n == 0:
+        return np.tile(count, (ps.size, 1))
+    k = np.arange(n + 1)
+    lower = k[None, :] <= k[:, None]  # [n, k]
+    gap = np.where(lower, k[:, None] - k[None, :], 0)
+    out = np.empty((ps.size, n + 1))
+    rows = max(1, _CELLS // (n + 1) ** 2)
+    for first in range(0, ps.size, rows):
+        p = ps[first : first + rows, None, None]
+        terms = np.where(lower[None], exact._pascal(n) * p ** k[None, None, :] * (1.0 - p) ** gap[None], 0.0)
+        out[first : first + rows] = np.einsum("n,pnk->pk", count, terms)
+    return out
+
+
+#: Cells (float64) of the arrays a step of the batch builds at once (32 MiB).
+_CELLS = 4_000_000
 
 
 def _joined(parts: list[np.ndarray], width: int) -> np.ndarray:
@@ -561,19 +621,23 @@ def _summary(x: np.ndarray, models: int, wounds: int) -> np.ndarray:
     return np.column_stack([pmf @ np.arange(models + 1), 1.0 - pmf[:, 0], pmf[:, -1]])
 
 
-def _split_joint(hits: np.ndarray, p_unsaved: float, p_dev: float) -> np.ndarray:
-    """``J[v, u]`` = P(V = v devastating, U = u unsaved) when each of R hits (pmf ``hits``) is
-    devastating with ``p_dev``, else unsaved with ``p_unsaved`` (a multinomial split):
-    ``J[v, u] = sum_m P(R = m + v) Bin(m + v, p_dev)(v) Bin(m, p')(u)``, p' = p_unsaved / (1 - p_dev).
+def _split_joint(hits: np.ndarray, p_unsaved: float, p_dev: float, depth: int) -> np.ndarray:
+    """``J[v, u]`` = P(V = v devastating, U = u unsaved) for v < ``depth`` when each of R hits
+    (pmf ``hits``) is devastating with ``p_dev``, else unsaved with ``p_unsaved`` (a multinomial
+    split): ``J[v, u] = sum_m P(R = m + v) Bin(m + v, p_dev)(v) Bin(m, p')(u)``,
+    p' = p_unsaved / (1 - p_dev) (``exact._with_devastating``'s closed form).
 
-    >>> _split_joint(np.array([0.0, 1.0]), 0.5, 0.25).tolist()
+    >>> _split_joint(np.array([0.0, 1.0]), 0.5, 0.25, 2).tolist()
     [[0.25, 0.5], [0.25, 0.0]]
     """
     n = hits.size - 1
-    by_dev = exact._binomial_matrix(n, p_dev)  # [r, v]
-    weight = np.zeros((n + 1, n + 1))  # [v, m]
-    for v in range(n + 1):
-        weight[v, : n + 1 - v] = hits[v:] * by_dev[v:, v]
+    depth = min(depth, n + 1)
+    by_dev = exact._binomial_columns(n, p_dev, depth)  # [r, v]
+    v = np.arange(depth)[:, None]
+    r = v + np.arange(n + 1)[None, :]  # [v, m]
+    inside = r <= n
+    r = np.where(inside, r, 0)
+    weight = np.where(inside, hits[r] * by_dev[r, np.broadcast_to(v, r.shape)], 0.0)
     p = p_unsaved / (1.0 - p_dev) if p_dev < 1.0 else 0.0
     return weight @ exact._binomial_matrix(n, p)
 
@@ -582,7 +646,9 @@ def _devastating_chains(figures: np.ndarray, out: _Collected, tab: _Targets, col
                         weapons: Sequence[Weapon], context: Context) -> int:
     """The models destroyed of every Devastating Wounds pair (split hits), group by group (normal
     damage, mortal damage, shape): ``sum_v (sum_u J[v, u] x0 T^u) D^v`` by Horner's scheme over v
-    for the whole group. Returns the pairs resolved."""
+    for the whole group, v counting the devastating events that do damage (``exact._mortal_events``:
+    D their transition, below its cap; the mass at the cap is every model destroyed, as in
+    ``exact._chain``). Returns the pairs resolved."""
     pairs = _joined(out.devastating, 7)
     if not pairs.size:
         return 0
@@ -598,21 +664,28 @@ def _devastating_chains(figures: np.ndarray, out: _Collected, tab: _Targets, col
         normal, mortal, shape = jobs[group[0], 2:]
         models, wounds = tab.shapes[shape]
         target = Target(toughness=1, save=None, wounds=wounds, models=models)
+        p_nonzero, D, cap = exact._mortal_events(out.damages.pmfs[mortal], target)
+        states_n = models * wounds + 1
         keep = []
         for job in group:
             hits = out.counts.pmfs[jobs[job, 0]]
-            pu, p_dev = splits[int(jobs[job, 1])]
-            plan = exact._Plan(weapons[pairs[first_pair[job], 0]], stages={"unsaved": _thinned(hits, pu)},
-                               normal_damage=out.damages.pmfs[normal], mortal_damage=out.damages.pmfs[mortal],
-                               joint=exact._split_counts(hits, pu, p_dev))
-            if exact.chain_work([plan], target) <= limits.MAX_ENGINE_WORK:
-                keep.append(job)
+            events = hits.size
+            if events * states_n * (states_n + 2 * min(cap, events)) + states_n ** 3 * 12 > limits.MAX_ENGINE_WORK:
+                pu, p_dev = splits[int(jobs[job, 1])]  # near the limit: the exact engine's own estimate
+                plan = exact._Plan(weapons[pairs[first_pair[job], 0]], stages={"unsaved": _thinned(hits, pu)},
+                                   normal_damage=out.damages.pmfs[normal], mortal_damage=out.damages.pmfs[mortal],
+                                   joint=exact._split_counts(hits, pu, p_dev))
+                if exact.chain_work([plan], target) > limits.MAX_ENGINE_WORK:
+                    continue
+            keep.append(job)
         if not keep:
             continue
-        joints = [_split_joint(out.counts.pmfs[jobs[job, 0]], *splits[int(jobs[job, 1])]) for job in keep]
+        joints = []
+        for job in keep:
+            pu, p_dev = splits[int(jobs[job, 1])]
+            joints.append(_split_joint(out.counts.pmfs[jobs[job, 0]], pu, p_dev * p_nonzero, cap))
         size = max(J.shape[1] for J in joints)
         T = exact._transition_matrix(out.damages.pmfs[normal].tobytes(), models, wounds)
-        D = exact._transition_matrix(out.damages.pmfs[mortal].tobytes(), models, wounds)
         states = exact._powers(exact._initial_state(target)[None, :], T, size - 1)[:, 0, :]  # (size, S)
         depth = max(J.shape[0] for J in joints)
         A = np.zeros((len(keep), depth, states.shape[1]))  # [job, v, s] = sum_u J[v, u] x0 T^u
@@ -621,6 +694,7 @@ def _devastating_chains(figures: np.ndarray, out: _Collected, tab: _Targets, col
         Y = A[:, -1]
         for v in range(depth - 2, -1, -1):
             Y = Y @ D + A[:, v]
+        Y[:, -1] += np.maximum(0.0, 1.0 - Y.sum(axis=1))  # devastating counts at the cap: every model destroyed
         result[keep] = _summary(Y, models, wounds)
     refused = np.isnan(result[job_of, 0])
     if refused.any():
