@@ -50,8 +50,8 @@ class EditionMatchups:
     edition: int
     weapons: list[MatchupWeapon] = field(default_factory=list)
     targets: list[MatchupTarget] = field(default_factory=list)
-    #: the columns of the ``matchups`` rows (one per distinct pair), built from arrays
-    matchups: dict[str, list] = field(default_factory=dict)
+    #: the columns of the ``matchups`` rows (one per distinct pair), as Arrow arrays
+    matchups: dict[str, pa.Array] = field(default_factory=dict)
     weapon_profiles: int = 0
     target_count: int = 0
     left_out: dict[str, int] = field(default_factory=dict)
@@ -72,7 +72,7 @@ class EditionMatchups:
             "distinct_targets": len(r.distinct_targets) if r else 0,
             "distinct_pairs": r.distinct_pairs if r else 0,
             "batched_pairs": r.vectorised_pairs if r else 0,
-            "exact_pairs": r.fallback_pairs if r else 0,
+            "devastating_wounds_pairs": r.devastating_pairs if r else 0,
             "refused_pairs": r.refused_pairs if r else 0,
             "datasheets_left_out": sum(self.left_out.values()),
             "seconds": round(self.seconds, 3),
@@ -173,25 +173,30 @@ def _weapon_profiles(con: duckdb.DuckDBPyConnection) -> list[tuple[tuple, Weapon
     return out
 
 
-def _matchup_rows(edition: int, result: batch.BatchResult) -> dict[str, list]:
+def _matchup_rows(edition: int, result: batch.BatchResult) -> dict[str, pa.Array]:
     """The columns of one ``Matchup`` row per distinct pair of ``result`` (the record's fields,
-    in order; NaN figures of a refused pair become NULL)."""
+    in order, as Arrow arrays; NaN figures of a refused pair become NULL)."""
     figures = result.distinct_figures
     n_w, n_t = figures.shape[1:]
-    resolution = np.full((n_w, n_t), "batched", dtype=object)
-    for i, j in result.fallback_index:
-        resolution[i, j] = "exact"
-    refused = np.isnan(figures[0])
-    resolution[refused] = "refused"
-    i, j = np.meshgrid(np.arange(n_w), np.arange(n_t), indexing="ij")
-    columns: dict[str, list] = {"edition": [edition] * (n_w * n_t), "weapon_key": i.ravel().tolist(),
-                                "target_key": j.ravel().tolist()}
+    resolution = np.isnan(figures).any(axis=0).astype(np.int8)  # indices into _RESOLUTIONS
+    size = n_w * n_t
+    columns: dict[str, pa.Array] = {
+        "edition": pa.array(np.full(size, edition, dtype=np.int64)),
+        "weapon_key": pa.array(np.repeat(np.arange(n_w, dtype=np.int64), n_t)),
+        "target_key": pa.array(np.tile(np.arange(n_t, dtype=np.int64), n_w)),
+    }
     for name, values in zip(batch.FIGURES, figures):
-        columns[name] = [None if np.isnan(v) else v for v in values.ravel().tolist()]
-    columns["resolution"] = resolution.ravel().tolist()
+        flat = values.ravel()
+        columns[name] = pa.array(flat, mask=np.isnan(flat))
+    columns["resolution"] = pa.DictionaryArray.from_arrays(
+        pa.array(resolution.ravel()), pa.array(_RESOLUTIONS)).cast(pa.string())
     if list(columns) != list(Matchup.model_fields):
         raise AssertionError("the matchups columns differ from the Matchup record")  # a bug, not an input
     return columns
+
+
+#: The values of ``matchups.resolution``: resolved by the batch engine, or refused by the exact engine's limits.
+_RESOLUTIONS = ("batched", "refused")
 
 
 def write_matchups(db: Path, editions: list[EditionMatchups]) -> dict[str, int]:
@@ -230,4 +235,4 @@ def write_matchups(db: Path, editions: list[EditionMatchups]) -> dict[str, int]:
     return counts
 
 
-_ARROW = {"String": pa.string(), "Integer": pa.int64(), "Boolean": pa.bool_(), "Float": pa.float64()}
+_ARROW = {"String": pa.string(), "Integer": pa.int64(), "Boolean": pa.bool_(), "Double": pa.float64()}

@@ -31,10 +31,11 @@ as ``exact._plan`` does, without its steps. What is batched is the rest:
   ``sum_v (sum_u J[u, v] x0 T^u) D^v`` with ``J`` the joint pmf of (U, V) and ``D`` the transition
   of one devastating event (its mortal wounds after Feel No Pain, 0 included). Pairs sharing
   (T, D, shape) share the powers of T, and the sum over v is one Horner's scheme for the group.
-- Fallback: a pair whose weapon has both Lethal Hits and Devastating Wounds (an attack's outcome
-  is not a split of its hits) is resolved by ``exact.resolve``; ``BatchResult.fallback_pairs``
-  counts them. A pair the exact engine refuses (``EngineInputError``: a target over the wound
-  limit...) is NaN in every figure and counted in ``refused_pairs`` with the first reason.
+  With Lethal Hits too (an attack's outcome is not a split of its hits), ``J`` is the attacks'
+  2-D compound of one attack's (unsaved, devastating) outcome (``exact._joint_with_lethal``).
+- Refusals: a pair the exact engine refuses (``EngineInputError``: a target over the wound
+  limit, a chain over the work limit...) is NaN in every figure and counted in
+  ``refused_pairs`` with the first reason.
 """
 
 from __future__ import annotations
@@ -71,12 +72,11 @@ class BatchResult:
     P(every model destroyed) (``AttackResult.target_destroyed``).
     ``weapon_index[i]`` / ``target_index[j]``: the distinct weapon / target that input i / j is
     (indices into ``distinct_weapons`` / ``distinct_targets``).
-    Counts: ``distinct_pairs`` resolved, of which ``vectorised_pairs`` in the batched chain,
-    ``fallback_pairs`` by ``exact.resolve`` one at a time, ``refused_pairs`` refused;
+    Counts: ``distinct_pairs`` resolved, of which ``vectorised_pairs`` in the batched chains
+    (``devastating_pairs`` of them with Devastating Wounds) and ``refused_pairs`` refused;
     ``refusals`` maps each refusal message (of the first pair refused for it) to its count.
     ``seconds``: wall time of each phase (``weapons``: the per-weapon numbers and counts;
-    ``chain``: the allocation chains; ``devastating``: the Devastating Wounds chains;
-    ``fallback``: the pairs resolved one at a time).
+    ``chain``: the allocation chains; ``devastating``: the Devastating Wounds chains).
     """
 
     expected_damage: np.ndarray
@@ -89,13 +89,11 @@ class BatchResult:
     distinct_targets: tuple[Target, ...]
     distinct_pairs: int
     vectorised_pairs: int
-    fallback_pairs: int
+    devastating_pairs: int
     refused_pairs: int
     refusals: dict[str, int] = field(default_factory=dict)
     #: the figures per distinct pair, shape (4, n_distinct_weapons, n_distinct_targets), FIGURES order
     distinct_figures: np.ndarray = field(default_factory=lambda: np.zeros((4, 0, 0)))
-    #: the distinct pairs (i, j) resolved by ``exact.resolve`` (the fallback)
-    fallback_index: tuple[tuple[int, int], ...] = ()
     seconds: dict[str, float] = field(default_factory=dict)
 
     def figures(self, i: int, j: int) -> dict[str, float]:
@@ -260,10 +258,15 @@ class _Collected:
     plain: list[np.ndarray] = field(default_factory=list)
     #: Devastating Wounds pairs: columns i, j, hits id, devastating split id, normal id, mortal id, shape
     devastating: list[np.ndarray] = field(default_factory=list)
-    #: the devastating splits: (p_unsaved, p_devastating) by id
+    #: the devastating events by id: ("split", P(unsaved), P(devastating)) of a hit, or ("lethal", ...)
     splits: dict = field(default_factory=dict)
-    fallback: list[tuple[int, int]] = field(default_factory=list)
+    #: the ``exact._DevastatingCounts`` of each "lethal" id
+    lethal_joints: dict = field(default_factory=dict)
     refusals: dict[str, int] = field(default_factory=dict)
+    #: the save and damage numbers per (what they read of a weapon, defence): ``_VariantNumbers.defence``
+    defences: dict = field(default_factory=dict)
+    #: the same as arrays per what they read of a weapon: (defences, 6), NaN rows not yet read
+    defence_tables: dict = field(default_factory=dict)
     refused: int = 0
 
     def refuse(self, message: str, count: int) -> None:
@@ -312,26 +315,15 @@ def resolve_batch(weapons: Sequence[Weapon], targets: Sequence[Target], context:
     vectorised = _plain_chains(figures, out, tab, columns)
     seconds["chain"] = time.perf_counter() - clock
     clock = time.perf_counter()
-    vectorised += _devastating_chains(figures, out, tab, columns, distinct_w, context)
+    devastating = _devastating_chains(figures, out, tab, columns, distinct_w, context)
     seconds["devastating"] = time.perf_counter() - clock
-    clock = time.perf_counter()
-    fallback = []
-    for i, j in out.fallback:
-        try:
-            result = exact.resolve([distinct_w[i]], distinct_t[j], context)
-        except exact.EngineInputError as error:
-            out.refuse(str(error), 1)
-            continue
-        figures[:, i, j] = _figures_of(result.damage.mean, result.models_destroyed.pmf)
-        fallback.append((i, j))
-    seconds["fallback"] = time.perf_counter() - clock
     figures[:, np.isnan(figures).any(axis=0)] = np.nan  # a pair refused by its chain is refused in full
     full = figures[:, w_index][:, :, t_index]
     return BatchResult(
         *full, weapon_index=w_index, target_index=t_index, distinct_weapons=tuple(distinct_w),
         distinct_targets=tuple(distinct_t), distinct_pairs=len(distinct_w) * len(distinct_t),
-        vectorised_pairs=vectorised, fallback_pairs=len(fallback), refused_pairs=out.refused,
-        refusals=out.refusals, distinct_figures=figures, fallback_index=tuple(fallback), seconds=seconds,
+        vectorised_pairs=vectorised + devastating, devastating_pairs=devastating, refused_pairs=out.refused,
+        refusals=out.refusals, distinct_figures=figures, seconds=seconds,
     )
 
 
@@ -339,16 +331,14 @@ def resolve_batch(weapons: Sequence[Weapon], targets: Sequence[Target], context:
 class _Numbers:
     """One weapon's numbers against one class of targets (``_weapon_numbers``): the expected
     damage, the unsaved count (id), the normal and mortal damage per event (ids), and for
-    Devastating Wounds the hits (id) and the split (P(unsaved), P(devastating)) of a hit, or
-    ``fallback`` (Lethal Hits with Devastating Wounds)."""
+    Devastating Wounds the hits (id) and the id of its devastating events (``_Collected.splits``)."""
 
     expected_damage: float
     unsaved: int
     normal: int
     mortal: int
     hits: int = -1
-    split: tuple[float, float] | None = None
-    fallback: bool = False
+    split_id: int = -1
 
 
 def _weapon_pairs(i: int, weapon: Weapon, tab: _Targets, columns: np.ndarray, context: Context,
@@ -379,18 +369,21 @@ def _weapon_pairs(i: int, weapon: Weapon, tab: _Targets, columns: np.ndarray, co
         classes, cls = np.unique(needed * n_def + tab.defence[members], return_inverse=True)
         cls = cls.reshape(-1)
         numbers = _VariantNumbers(w1, rep, tab, context, out)
-        results = [numbers.of(n, d) for n, d in zip((classes // n_def).tolist(), (classes % n_def).tolist())]
+        by_class = numbers.classes(classes // n_def, classes % n_def)
+        if by_class is None:
+            results = [numbers.of(n, d) for n, d in zip((classes // n_def).tolist(), (classes % n_def).tolist())]
+            by_class = {"expected_damage": np.array([r.expected_damage for r in results]),
+                        "unsaved": np.array([r.unsaved for r in results], dtype=np.int64),
+                        "normal": np.array([r.normal for r in results], dtype=np.int64),
+                        "mortal": np.array([r.mortal for r in results], dtype=np.int64),
+                        "hits": np.array([r.hits for r in results], dtype=np.int64),
+                        "split": np.array([r.split_id for r in results], dtype=np.int64)}
         numbers.thin()
         # per member: its class's numbers
-        damage = np.array([r.expected_damage for r in results])[cls]
-        figures[0, i, columns[members]] = damage
-        fallback = np.array([r.fallback for r in results])[cls]
-        for j in columns[members[fallback]].tolist():
-            out.fallback.append((i, j))
-        dev = np.array([r.split is not None for r in results])[cls] & ~fallback
-        plain = ~dev & ~fallback
-        ids = np.array([(r.unsaved, r.normal, r.mortal, r.hits, out_split_id(out, r.split)) for r in results],
-                       dtype=np.int64)[cls]
+        figures[0, i, columns[members]] = by_class["expected_damage"][cls]
+        dev = by_class["split"][cls] >= 0
+        plain = ~dev
+        ids = np.column_stack([by_class[k] for k in ("unsaved", "normal", "mortal", "hits", "split")])[cls]
         if plain.any():
             m = members[plain]
             out.plain.append(np.column_stack([np.full(m.size, i), columns[m], ids[plain, 0], ids[plain, 1],
@@ -399,13 +392,6 @@ def _weapon_pairs(i: int, weapon: Weapon, tab: _Targets, columns: np.ndarray, co
             m = members[dev]
             out.devastating.append(np.column_stack([np.full(m.size, i), columns[m], ids[dev, 3], ids[dev, 4],
                                                     ids[dev, 1], ids[dev, 2], tab.shape[m]]))
-
-
-def out_split_id(out: _Collected, split: tuple[float, float] | None) -> int:
-    """The id of a Devastating Wounds split (P(unsaved), P(devastating)) of a hit, -1 for none."""
-    if split is None:
-        return -1
-    return out.splits.setdefault(split, len(out.splits))
 
 
 class _VariantNumbers:
@@ -430,6 +416,9 @@ class _VariantNumbers:
         self.reroll = reroll
         self._hit: dict[bool, tuple] = {}
         self._defence: dict[int, tuple] = {}
+        # what save_roll_target and _event_damage read of the weapon (AP, cover, Damage, Melta, Psychic)
+        self._reads = (weapon.armour_penetration, weapon.is_melee, weapon.ignores_cover, weapon.indirect_fire,
+                       weapon.damage.text, None if weapon.melta is None else weapon.melta.text, weapon.psychic)
         self._wound: dict[tuple, exact._Option] = {}
         #: unsaved counts to thin once the classes are read: hits id -> {P(wound and unsaved): count id}
         self.to_thin: dict[int, dict[float, int]] = {}
@@ -454,6 +443,10 @@ class _VariantNumbers:
         of that defence)."""
         if defence not in self._defence:
             w, context = self.weapon, self.context
+            key = (self._reads, defence)
+            if key in self.out.defences:
+                self._defence[defence] = self.out.defences[key]
+                return self._defence[defence]
             target = self.tab.defence_targets[defence]
             save = exact.save_roll_target(w, target, context)
             _, normal = exact._event_damage(w, target, context, False)
@@ -461,7 +454,99 @@ class _VariantNumbers:
             self._defence[defence] = (target.stealth, 1.0 if save is None else (save - 1) / 6, normal, mortal,
                                       self.out.damages.add(normal), self.out.damages.add(mortal),
                                       exact._mean(normal), exact._mean(mortal))
+            self.out.defences[key] = self._defence[defence]
         return self._defence[defence]
+
+    def classes(self, needed: np.ndarray, defence: np.ndarray) -> dict[str, np.ndarray] | None:
+        """``of`` for every class (``needed[c]``, ``defence[c]``) at once, as arrays by class
+        (``expected_damage``, ``unsaved``, ``normal``, ``mortal``, ``hits``, ``split``);
+        None when the weapon has a choice to make (Lethal Hits in the 11th edition, Anti
+        thresholds): then ``of`` class by class."""
+        w = self.weapon
+        n_def = len(self.tab.defence_targets)
+        table = self.out.defence_tables.get(self._reads)
+        if table is None:
+            table = self.out.defence_tables[self._reads] = np.full((n_def, 6), np.nan)
+        missing = defence[np.isnan(table[defence, 0])]
+        for d in np.unique(missing).tolist():
+            stealth, unsaved_p, _, _, normal_id, mortal_id, normal_mean, mortal_mean = self.defence(d)
+            table[d] = (stealth, unsaved_p, normal_id, mortal_id, normal_mean, mortal_mean)
+        rows = table[defence]
+        stealth = rows[:, 0].astype(bool)
+        hit_of = {s: self.hit(s) for s in np.unique(stealth).tolist()}
+        if any(len(candidates) > 1 for _, _, candidates in hit_of.values()):
+            return None
+        q = np.zeros((needed.size, 3))
+        p_hit = np.zeros((needed.size, 3))
+        hits = np.zeros(needed.size, dtype=np.int64)
+        lethal = np.zeros(needed.size, dtype=bool)
+        for s, (ph, hits_id, candidates) in hit_of.items():
+            chosen_lethal, anti = candidates[0]
+            for n in np.unique(needed[stealth == s]).tolist():
+                key = (s, n)
+                if key not in self._wound:
+                    self._wound[key] = exact._option(chosen_lethal, anti, n, self.modifier, self.reroll, self.context,
+                                                     ph, 1.0, w.devastating_wounds, 0.0, 0.0, 0.0, 0.0)
+                mask = (stealth == s) & (needed == n)
+                q[mask] = self._wound[key].q
+                lethal[mask] = self._wound[key].lethal
+            mask = stealth == s
+            p_hit[mask] = ph
+            hits[mask] = hits_id
+        unsaved_p, normal_mean, mortal_mean = rows[:, 1], rows[:, 4], rows[:, 5]
+        p_dev = q[:, 2] if w.devastating_wounds else np.zeros(needed.size)
+        pu = (q[:, 1] + (0.0 if w.devastating_wounds else q[:, 2])) * unsaved_p
+        es = np.where(p_hit[:, 2] > 0, self.sustained_mean, 0.0) if self.sustained is not None else 0.0
+        rolled = pu * normal_mean + p_dev * mortal_mean
+        own = np.where(lethal, unsaved_p * normal_mean, rolled)
+        expected = self.attacks_mean * (p_hit[:, 1] * rolled + p_hit[:, 2] * (own + es * rolled))
+        unsaved = np.full(needed.size, -1, dtype=np.int64)
+        split = np.full(needed.size, -1, dtype=np.int64)
+        for c in np.flatnonzero(lethal).tolist():
+            if p_dev[c] > 0:
+                split[c] = self._lethal_split(tuple(p_hit[c].tolist()), float(pu[c]), float(p_dev[c]),
+                                              float(unsaved_p[c]))
+            else:
+                unsaved[c] = self._lethal_count(tuple(p_hit[c].tolist()), float(pu[c]), float(unsaved_p[c]))
+        kinds = ((~lethal & (p_dev > 0), split,
+                  lambda a, b: self.out.splits.setdefault(("split", a, b), len(self.out.splits)), pu, p_dev),
+                 (~lethal & (p_dev == 0), unsaved, lambda a, b: self._thin_count(int(a), b), hits, pu))
+        for mask, into, make, first, second in kinds:
+            if mask.any():
+                pairs, back = np.unique(np.column_stack([first[mask], second[mask]]), axis=0, return_inverse=True)
+                into[mask] = np.array([make(a, b) for a, b in pairs.tolist()], dtype=np.int64)[back.reshape(-1)]
+        return {"expected_damage": expected, "unsaved": unsaved, "normal": rows[:, 2].astype(np.int64),
+                "mortal": rows[:, 3].astype(np.int64), "hits": hits, "split": split}
+
+    def _lethal_split(self, p_hit: tuple, pu: float, p_dev: float, unsaved_p: float) -> int:
+        """The id of the devastating events of a weapon with Lethal Hits: per attack, a miss, a
+        normal hit (split), or a Critical Hit (an automatic wound and its Sustained Hits, split)
+        (``exact._joint_with_lethal``)."""
+        w = self.weapon
+        key = ("lethal", self.per_model.tobytes(), p_hit, pu, p_dev, unsaved_p,
+               None if self.sustained is None else self.sustained.tobytes(), w.models)
+        if key not in self.out.splits:
+            attacks = exact._stage_pmf(self.per_model, None, None, None, None, w.models)
+            self.out.lethal_joints[len(self.out.splits)] = exact._joint_with_lethal(
+                attacks, p_hit, self.sustained, pu, p_dev, unsaved_p)
+        return self.out.splits.setdefault(key, len(self.out.splits))
+
+    def _lethal_count(self, p_hit: tuple, pu: float, unsaved_p: float) -> int:
+        """The unsaved count with Lethal Hits: the Critical Hits' automatic wounds kept with
+        P(unsaved), the other hits with ``pu`` (``exact._stage_pmf``)."""
+        w = self.weapon
+        return self.out.counts.add(
+            ("lethal", self.per_model.tobytes(), p_hit, pu, unsaved_p,
+             None if self.sustained is None else self.sustained.tobytes(), w.models),
+            lambda: exact._stage_pmf(self.per_model, p_hit, np.array([1.0 - pu, pu]),
+                                     np.array([1.0 - unsaved_p, unsaved_p]), self.sustained, w.models))
+
+    def _thin_count(self, hits: int, pu: float) -> int:
+        """The unsaved count: the hits each kept with ``pu`` (made by ``thin``)."""
+        unsaved = self.out.counts.reserve(("thinned", hits, pu))
+        if self.out.counts.pmfs[unsaved] is None:
+            self.to_thin.setdefault(hits, {})[pu] = unsaved
+        return unsaved
 
     def of(self, needed: int, defence: int) -> _Numbers:
         """The numbers against the targets of one class."""
@@ -488,19 +573,14 @@ class _VariantNumbers:
                                     pu * normal_mean + p_dev * mortal_mean,
                                     unsaved_p * normal_mean if lethal else None)
         if p_dev > 0 and lethal:
-            return _Numbers(expected, -1, normal_id, mortal_id, fallback=True)
-        if lethal:  # the Critical Hits' automatic wounds are kept with P(unsaved), the other hits with pu
-            unsaved = self.out.counts.add(
-                ("lethal", self.per_model.tobytes(), p_hit, pu, unsaved_p,
-                 None if self.sustained is None else self.sustained.tobytes(), w.models),
-                lambda: exact._stage_pmf(self.per_model, p_hit, np.array([1.0 - pu, pu]),
-                                         np.array([1.0 - unsaved_p, unsaved_p]), self.sustained, w.models))
+            return _Numbers(expected, -1, normal_id, mortal_id, split_id=self._lethal_split(p_hit, pu, p_dev, unsaved_p))
+        if lethal:
+            unsaved = self._lethal_count(p_hit, pu, unsaved_p)
         elif p_dev > 0:
-            return _Numbers(expected, -1, normal_id, mortal_id, hits=hits, split=(pu, p_dev))
+            return _Numbers(expected, -1, normal_id, mortal_id, hits=hits,
+                            split_id=self.out.splits.setdefault(("split", pu, p_dev), len(self.out.splits)))
         else:
-            unsaved = self.out.counts.reserve(("thinned", hits, pu))
-            if self.out.counts.pmfs[unsaved] is None:
-                self.to_thin.setdefault(hits, {})[pu] = unsaved
+            unsaved = self._thin_count(hits, pu)
         return _Numbers(expected, unsaved, normal_id, mortal_id)
 
     def thin(self) -> None:
@@ -642,6 +722,26 @@ def _split_joint(hits: np.ndarray, p_unsaved: float, p_dev: float, depth: int) -
     return weight @ exact._binomial_matrix(n, p)
 
 
+def _lethal_joint(counts: "exact._DevastatingCounts", p_nonzero: float, depth: int) -> np.ndarray:
+    """``J[v, u]`` = P(V = v devastating events that do damage, U = u unsaved) for v < ``depth``
+    when each of N attacks (pmf ``counts.count``) makes (a unsaved, b devastating) events with
+    ``counts.outcome[a, b]``, each devastating event doing damage with ``p_nonzero``: Horner's
+    scheme over the attacks, ``J = sum_n P(N = n) outcome^(*n)`` (2-D convolution powers).
+
+    >>> from pipeline.engine.exact import _DevastatingCounts
+    >>> _lethal_joint(_DevastatingCounts(np.array([0.0, 1.0]), np.array([[0.5, 0.25], [0.25, 0.0]]), False),
+    ...               1.0, 2).tolist()
+    [[0.5, 0.25], [0.25, 0.0]]
+    """
+    count = exact._truncated(counts.count)
+    outcome = exact._thinned(counts.outcome, p_nonzero)[:, :depth]
+    J = np.array([[count[-1]]])  # [u, v]
+    for c in count[-2::-1]:
+        J = exact._convolve2d(J, outcome)[:, :depth]
+        J[0, 0] += c
+    return J.T
+
+
 def _devastating_chains(figures: np.ndarray, out: _Collected, tab: _Targets, columns: np.ndarray,
                         weapons: Sequence[Weapon], context: Context) -> int:
     """The models destroyed of every Devastating Wounds pair (split hits), group by group (normal
@@ -668,13 +768,16 @@ def _devastating_chains(figures: np.ndarray, out: _Collected, tab: _Targets, col
         states_n = models * wounds + 1
         keep = []
         for job in group:
-            hits = out.counts.pmfs[jobs[job, 0]]
-            events = hits.size
-            if events * states_n * (states_n + 2 * min(cap, events)) + states_n ** 3 * 12 > limits.MAX_ENGINE_WORK:
-                pu, p_dev = splits[int(jobs[job, 1])]  # near the limit: the exact engine's own estimate
-                plan = exact._Plan(weapons[pairs[first_pair[job], 0]], stages={"unsaved": _thinned(hits, pu)},
-                                   normal_damage=out.damages.pmfs[normal], mortal_damage=out.damages.pmfs[mortal],
-                                   joint=exact._split_counts(hits, pu, p_dev))
+            split = int(jobs[job, 1])
+            lethal = out.lethal_joints.get(split)
+            if lethal is None:
+                hits = out.counts.pmfs[jobs[job, 0]]
+                events = hits.size
+                near = events * states_n * (states_n + 2 * min(cap, events)) + states_n ** 3 * 12 > limits.MAX_ENGINE_WORK
+            if lethal is not None or near:  # the exact engine's own estimate
+                joint = lethal if lethal is not None else exact._split_counts(hits, *splits[split][1:])
+                plan = exact._Plan(weapons[pairs[first_pair[job], 0]], normal_damage=out.damages.pmfs[normal],
+                                   mortal_damage=out.damages.pmfs[mortal], joint=joint)
                 if exact.chain_work([plan], target) > limits.MAX_ENGINE_WORK:
                     continue
             keep.append(job)
@@ -682,8 +785,12 @@ def _devastating_chains(figures: np.ndarray, out: _Collected, tab: _Targets, col
             continue
         joints = []
         for job in keep:
-            pu, p_dev = splits[int(jobs[job, 1])]
-            joints.append(_split_joint(out.counts.pmfs[jobs[job, 0]], pu, p_dev * p_nonzero, cap))
+            split = int(jobs[job, 1])
+            if split in out.lethal_joints:
+                joints.append(_lethal_joint(out.lethal_joints[split], p_nonzero, cap))
+            else:
+                _, pu, p_dev = splits[split]
+                joints.append(_split_joint(out.counts.pmfs[jobs[job, 0]], pu, p_dev * p_nonzero, cap))
         size = max(J.shape[1] for J in joints)
         T = exact._transition_matrix(out.damages.pmfs[normal].tobytes(), models, wounds)
         states = exact._powers(exact._initial_state(target)[None, :], T, size - 1)[:, 0, :]  # (size, S)
@@ -702,13 +809,3 @@ def _devastating_chains(figures: np.ndarray, out: _Collected, tab: _Targets, col
                    "use the simulator", int(refused.sum()))
     figures[1:, pairs[:, 0], pairs[:, 1]] = result[job_of].T
     return int((~refused).sum())
-
-
-def _figures_of(damage_mean: float, models_pmf: np.ndarray) -> tuple[float, float, float, float]:
-    """(expected damage, expected models destroyed, P(>= 1 destroyed), P(all destroyed)).
-
-    >>> _figures_of(2.0, np.array([0.5, 0.25, 0.25]))
-    (2.0, 0.75, 0.5, 0.25)
-    """
-    return (damage_mean, float(np.dot(np.arange(models_pmf.size), models_pmf)),
-            float(1.0 - models_pmf[0]), float(models_pmf[-1]))

@@ -79,8 +79,9 @@ def test_batch_equals_exact_on_a_seeded_sample_of_a_generated_grid(edition):
             assert all(np.isnan(got))
         else:
             assert got == pytest.approx(expected, abs=TOLERANCE, rel=0)
-    assert result.vectorised_pairs + result.fallback_pairs + result.refused_pairs == result.distinct_pairs
-    assert result.vectorised_pairs > result.fallback_pairs > 0  # the grid has Devastating Wounds weapons
+    assert result.vectorised_pairs + result.refused_pairs == result.distinct_pairs
+    assert result.vectorised_pairs > result.devastating_pairs > 0  # the grid has Devastating Wounds weapons
+    assert any(w.devastating_wounds and w.lethal_hits for w in weapons)
 
 
 def test_identical_profiles_are_resolved_once_and_share_their_figures():
