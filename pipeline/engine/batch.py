@@ -327,20 +327,6 @@ def resolve_batch(weapons: Sequence[Weapon], targets: Sequence[Target], context:
     )
 
 
-@dataclass(frozen=True)
-class _Numbers:
-    """One weapon's numbers against one class of targets (``_weapon_numbers``): the expected
-    damage, the unsaved count (id), the normal and mortal damage per event (ids), and for
-    Devastating Wounds the hits (id) and the id of its devastating events (``_Collected.splits``)."""
-
-    expected_damage: float
-    unsaved: int
-    normal: int
-    mortal: int
-    hits: int = -1
-    split_id: int = -1
-
-
 def _weapon_pairs(i: int, weapon: Weapon, tab: _Targets, columns: np.ndarray, context: Context,
                   figures: np.ndarray, out: _Collected) -> None:
     """Weapon ``i`` against every target of ``tab``: fills its expected damage in ``figures`` and
@@ -370,14 +356,6 @@ def _weapon_pairs(i: int, weapon: Weapon, tab: _Targets, columns: np.ndarray, co
         cls = cls.reshape(-1)
         numbers = _VariantNumbers(w1, rep, tab, context, out)
         by_class = numbers.classes(classes // n_def, classes % n_def)
-        if by_class is None:
-            results = [numbers.of(n, d) for n, d in zip((classes // n_def).tolist(), (classes % n_def).tolist())]
-            by_class = {"expected_damage": np.array([r.expected_damage for r in results]),
-                        "unsaved": np.array([r.unsaved for r in results], dtype=np.int64),
-                        "normal": np.array([r.normal for r in results], dtype=np.int64),
-                        "mortal": np.array([r.mortal for r in results], dtype=np.int64),
-                        "hits": np.array([r.hits for r in results], dtype=np.int64),
-                        "split": np.array([r.split_id for r in results], dtype=np.int64)}
         numbers.thin()
         # per member: its class's numbers
         figures[0, i, columns[members]] = by_class["expected_damage"][cls]
@@ -457,11 +435,12 @@ class _VariantNumbers:
             self.out.defences[key] = self._defence[defence]
         return self._defence[defence]
 
-    def classes(self, needed: np.ndarray, defence: np.ndarray) -> dict[str, np.ndarray] | None:
-        """``of`` for every class (``needed[c]``, ``defence[c]``) at once, as arrays by class
-        (``expected_damage``, ``unsaved``, ``normal``, ``mortal``, ``hits``, ``split``);
-        None when the weapon has a choice to make (Lethal Hits in the 11th edition, Anti
-        thresholds): then ``of`` class by class."""
+    def classes(self, needed: np.ndarray, defence: np.ndarray) -> dict[str, np.ndarray]:
+        """The numbers against every class (``needed[c]``, ``defence[c]``), as arrays by class
+        (``expected_damage``, ``unsaved``, ``normal``, ``mortal``, ``hits``, ``split``): the
+        count and damage ids for the chains. Where the attacker has a choice (Lethal Hits in the
+        11th edition, Anti thresholds), each candidate's expected damage (``exact._option``) and
+        the choice of ``exact._best`` (the highest, the first among equal ones) per class."""
         w = self.weapon
         n_def = len(self.tab.defence_targets)
         table = self.out.defence_tables.get(self._reads)
@@ -473,33 +452,41 @@ class _VariantNumbers:
             table[d] = (stealth, unsaved_p, normal_id, mortal_id, normal_mean, mortal_mean)
         rows = table[defence]
         stealth = rows[:, 0].astype(bool)
-        hit_of = {s: self.hit(s) for s in np.unique(stealth).tolist()}
-        if any(len(candidates) > 1 for _, _, candidates in hit_of.values()):
-            return None
-        q = np.zeros((needed.size, 3))
+        hit_of = {s: self.hit(s) for s in set(stealth.tolist())}
+        unsaved_p, normal_mean, mortal_mean = rows[:, 1], rows[:, 4], rows[:, 5]
         p_hit = np.zeros((needed.size, 3))
         hits = np.zeros(needed.size, dtype=np.int64)
-        lethal = np.zeros(needed.size, dtype=bool)
+        width = max(len(candidates) for _, _, candidates in hit_of.values())
+        q = np.zeros((width, needed.size, 3))  # per candidate
+        lethal = np.zeros((width, needed.size), dtype=bool)
+        valid = np.zeros((width, needed.size), dtype=bool)
         for s, (ph, hits_id, candidates) in hit_of.items():
-            chosen_lethal, anti = candidates[0]
-            for n in np.unique(needed[stealth == s]).tolist():
-                key = (s, n)
-                if key not in self._wound:
-                    self._wound[key] = exact._option(chosen_lethal, anti, n, self.modifier, self.reroll, self.context,
-                                                     ph, 1.0, w.devastating_wounds, 0.0, 0.0, 0.0, 0.0)
-                mask = (stealth == s) & (needed == n)
-                q[mask] = self._wound[key].q
-                lethal[mask] = self._wound[key].lethal
             mask = stealth == s
             p_hit[mask] = ph
             hits[mask] = hits_id
-        unsaved_p, normal_mean, mortal_mean = rows[:, 1], rows[:, 4], rows[:, 5]
-        p_dev = q[:, 2] if w.devastating_wounds else np.zeros(needed.size)
-        pu = (q[:, 1] + (0.0 if w.devastating_wounds else q[:, 2])) * unsaved_p
+            for n in set(needed[mask].tolist()):
+                into = mask & (needed == n)
+                for k, (chosen_lethal, anti) in enumerate(candidates):
+                    key = (s, n, k)  # the option's q reads neither the save nor the damage
+                    if key not in self._wound:
+                        self._wound[key] = exact._option(chosen_lethal, anti, n, self.modifier, self.reroll,
+                                                         self.context, ph, 1.0, w.devastating_wounds, 0.0, 0.0, 0.0, 0.0)
+                    q[k, into] = self._wound[key].q
+                    lethal[k, into] = chosen_lethal
+                    valid[k, into] = True
         es = np.where(p_hit[:, 2] > 0, self.sustained_mean, 0.0) if self.sustained is not None else 0.0
+        p_dev = q[:, :, 2] if w.devastating_wounds else np.zeros(q.shape[:2])
+        pu = (q[:, :, 1] + (0.0 if w.devastating_wounds else q[:, :, 2])) * unsaved_p
         rolled = pu * normal_mean + p_dev * mortal_mean
         own = np.where(lethal, unsaved_p * normal_mean, rolled)
-        expected = self.attacks_mean * (p_hit[:, 1] * rolled + p_hit[:, 2] * (own + es * rolled))
+        expected = self.attacks_mean * (p_hit[:, 1] * rolled + p_hit[:, 2] * (own + es * rolled))  # (width, classes)
+        if width > 1:  # exact._best: the highest expected damage, the first within 1e-12 of it
+            top = np.where(valid, expected, -np.inf).max(axis=0)
+            chosen = np.argmax(valid & (expected >= top - 1e-12 * np.maximum(1.0, np.abs(top))), axis=0)
+        else:
+            chosen = np.zeros(needed.size, dtype=np.int64)
+        pick = np.arange(needed.size)
+        expected, pu, p_dev, lethal = expected[chosen, pick], pu[chosen, pick], p_dev[chosen, pick], lethal[chosen, pick]
         unsaved = np.full(needed.size, -1, dtype=np.int64)
         split = np.full(needed.size, -1, dtype=np.int64)
         for c in np.flatnonzero(lethal).tolist():
@@ -513,8 +500,9 @@ class _VariantNumbers:
                  (~lethal & (p_dev == 0), unsaved, lambda a, b: self._thin_count(int(a), b), hits, pu))
         for mask, into, make, first, second in kinds:
             if mask.any():
-                pairs, back = np.unique(np.column_stack([first[mask], second[mask]]), axis=0, return_inverse=True)
-                into[mask] = np.array([make(a, b) for a, b in pairs.tolist()], dtype=np.int64)[back.reshape(-1)]
+                made: dict = {}
+                into[mask] = [made[key] if key in made else made.setdefault(key, make(*key))
+                              for key in zip(first[mask].tolist(), second[mask].tolist())]
         return {"expected_damage": expected, "unsaved": unsaved, "normal": rows[:, 2].astype(np.int64),
                 "mortal": rows[:, 3].astype(np.int64), "hits": hits, "split": split}
 
@@ -547,41 +535,6 @@ class _VariantNumbers:
         if self.out.counts.pmfs[unsaved] is None:
             self.to_thin.setdefault(hits, {})[pu] = unsaved
         return unsaved
-
-    def of(self, needed: int, defence: int) -> _Numbers:
-        """The numbers against the targets of one class."""
-        w, context = self.weapon, self.context
-        stealth, unsaved_p, normal, mortal, normal_id, mortal_id, normal_mean, mortal_mean = self.defence(defence)
-        p_hit, hits, candidates = self.hit(stealth)
-        if len(candidates) == 1:  # nothing to choose: the option reads neither the save nor the damage
-            key = (stealth, needed)
-            if key not in self._wound:
-                lethal, anti = candidates[0]
-                self._wound[key] = exact._option(lethal, anti, needed, self.modifier, self.reroll, context, p_hit,
-                                                 unsaved_p, w.devastating_wounds, 0.0, 0.0, 0.0, 0.0)
-            chosen = self._wound[key]
-        else:
-            means = (self.attacks_mean, self.sustained_mean, normal_mean, mortal_mean)
-            chosen = exact._best([exact._option(lethal, anti, needed, self.modifier, self.reroll, context, p_hit,
-                                                unsaved_p, w.devastating_wounds, *means) for lethal, anti in candidates])
-        q, lethal = chosen.q, chosen.lethal
-        p_dev = q[2] if w.devastating_wounds else 0.0
-        p_wound = q[1] + (0.0 if w.devastating_wounds else q[2])
-        pu = p_wound * unsaved_p
-        expected = _expected_damage(self.attacks_mean, p_hit,
-                                    self.sustained_mean if self.sustained is not None and p_hit[2] > 0 else 0.0,
-                                    pu * normal_mean + p_dev * mortal_mean,
-                                    unsaved_p * normal_mean if lethal else None)
-        if p_dev > 0 and lethal:
-            return _Numbers(expected, -1, normal_id, mortal_id, split_id=self._lethal_split(p_hit, pu, p_dev, unsaved_p))
-        if lethal:
-            unsaved = self._lethal_count(p_hit, pu, unsaved_p)
-        elif p_dev > 0:
-            return _Numbers(expected, -1, normal_id, mortal_id, hits=hits,
-                            split_id=self.out.splits.setdefault(("split", pu, p_dev), len(self.out.splits)))
-        else:
-            unsaved = self._thin_count(hits, pu)
-        return _Numbers(expected, unsaved, normal_id, mortal_id)
 
     def thin(self) -> None:
         """Make the unsaved counts ``of`` reserved: per hits pmf, all its thinnings at once."""
@@ -654,15 +607,12 @@ def _plain_chains(figures: np.ndarray, out: _Collected, tab: _Targets, columns: 
     pairs = _joined(out.plain, 5)
     if not pairs.size:
         return 0
-    jobs, job_of = np.unique(pairs[:, 2:], axis=0, return_inverse=True)  # (unsaved, normal, shape)
-    job_of = job_of.reshape(-1)
+    jobs, job_of = _unique_rows(pairs[:, [3, 4, 2]])  # (normal, shape, unsaved), in that order
     result = np.full((jobs.shape[0], 3), np.nan)
-    order = np.lexsort((jobs[:, 0], jobs[:, 2], jobs[:, 1]))
-    groups = np.split(order, np.flatnonzero(np.diff(jobs[order][:, 1:], axis=0).any(axis=1)) + 1)
-    for group in groups:
-        normal, shape = jobs[group[0], 1], jobs[group[0], 2]
+    for group in _groups(jobs[:, :2]):
+        normal, shape = jobs[group[0], 0], jobs[group[0], 1]
         models, wounds = tab.shapes[shape]
-        counts = [out.counts.pmfs[u] for u in jobs[group, 0]]
+        counts = [out.counts.pmfs[u] for u in jobs[group, 2].tolist()]
         size = max(c.size for c in counts)
         target = Target(toughness=1, save=None, wounds=wounds, models=models)
         plan = exact._Plan(Weapon(name="", attacks=_ONE_DICE, skill=None, strength=1, armour_penetration=0,
@@ -685,6 +635,31 @@ def _plain_chains(figures: np.ndarray, out: _Collected, tab: _Targets, columns: 
                    "use the simulator", int(refused.sum()))
     figures[1:, pairs[:, 0], pairs[:, 1]] = result[job_of].T
     return int((~refused).sum())
+
+
+def _unique_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct rows of an int array in lexicographic order, and each row's index among them
+    (``np.unique(rows, axis=0, return_inverse=True)``, one column at a time on int64 codes).
+
+    >>> _unique_rows(np.array([[2, 1], [0, 5], [2, 1]]))
+    (array([[0, 5],
+           [2, 1]]), array([1, 0, 1]))
+    """
+    code = np.zeros(rows.shape[0], dtype=np.int64)
+    for column in rows.T:
+        _, code = np.unique(code * (int(column.max()) + 1) + column, return_inverse=True)
+        code = code.reshape(-1)
+    _, first = np.unique(code, return_index=True)
+    return rows[first], code
+
+
+def _groups(keys: np.ndarray) -> list[np.ndarray]:
+    """The runs of equal rows of ``keys`` (sorted), as arrays of row indices.
+
+    >>> [g.tolist() for g in _groups(np.array([[0, 1], [0, 1], [2, 0]]))]
+    [[0, 1], [2]]
+    """
+    return np.split(np.arange(keys.shape[0]), np.flatnonzero(np.diff(keys, axis=0).any(axis=1)) + 1)
 
 
 def _summary(x: np.ndarray, models: int, wounds: int) -> np.ndarray:
@@ -753,14 +728,13 @@ def _devastating_chains(figures: np.ndarray, out: _Collected, tab: _Targets, col
     if not pairs.size:
         return 0
     splits = {n: split for split, n in out.splits.items()}
-    jobs, job_of = np.unique(pairs[:, 2:], axis=0, return_inverse=True)  # (hits, split, normal, mortal, shape)
-    job_of = job_of.reshape(-1)
+    jobs, job_of = _unique_rows(pairs[:, [4, 5, 6, 2, 3]])  # (normal, mortal, shape, hits, split)
+    jobs = jobs[:, [3, 4, 0, 1, 2]]  # (hits, split, normal, mortal, shape), still grouped by the last three
     first_pair = np.zeros(jobs.shape[0], dtype=np.int64)
     first_pair[job_of[::-1]] = np.arange(pairs.shape[0])[::-1]
     result = np.full((jobs.shape[0], 3), np.nan)
-    order = np.lexsort((jobs[:, 1], jobs[:, 0], jobs[:, 4], jobs[:, 3], jobs[:, 2]))
-    groups = np.split(order, np.flatnonzero(np.diff(jobs[order][:, 2:], axis=0).any(axis=1)) + 1)
-    for group in groups:
+    joints: dict[tuple, tuple] = {}  # (J, rows asked) of (hits, split, P(damaging)): rows below a cap do not read it
+    for group in _groups(jobs[:, 2:]):
         normal, mortal, shape = jobs[group[0], 2:]
         models, wounds = tab.shapes[shape]
         target = Target(toughness=1, save=None, wounds=wounds, models=models)
@@ -783,20 +757,27 @@ def _devastating_chains(figures: np.ndarray, out: _Collected, tab: _Targets, col
             keep.append(job)
         if not keep:
             continue
-        joints = []
+        group_joints = []
         for job in keep:
-            split = int(jobs[job, 1])
-            if split in out.lethal_joints:
-                joints.append(_lethal_joint(out.lethal_joints[split], p_nonzero, cap))
-            else:
-                _, pu, p_dev = splits[split]
-                joints.append(_split_joint(out.counts.pmfs[jobs[job, 0]], pu, p_dev * p_nonzero, cap))
-        size = max(J.shape[1] for J in joints)
+            hits, split = int(jobs[job, 0]), int(jobs[job, 1])
+            key = (hits, split, p_nonzero)
+            J, depth = joints.get(key, (None, 0))
+            if J is None or (cap > depth and J.shape[0] == depth):  # kept with fewer rows than wanted
+                depth = max(cap, 1)
+                if split in out.lethal_joints:
+                    J = _lethal_joint(out.lethal_joints[split], p_nonzero, depth)
+                else:
+                    _, pu, p_dev = splits[split]
+                    J = _split_joint(out.counts.pmfs[hits], pu, p_dev * p_nonzero, depth)
+                joints[key] = (J, depth)
+            group_joints.append(J[:cap])
+        joints_of_group = group_joints
+        size = max(J.shape[1] for J in joints_of_group)
         T = exact._transition_matrix(out.damages.pmfs[normal].tobytes(), models, wounds)
         states = exact._powers(exact._initial_state(target)[None, :], T, size - 1)[:, 0, :]  # (size, S)
-        depth = max(J.shape[0] for J in joints)
+        depth = max(J.shape[0] for J in joints_of_group)
         A = np.zeros((len(keep), depth, states.shape[1]))  # [job, v, s] = sum_u J[v, u] x0 T^u
-        for row, J in enumerate(joints):
+        for row, J in enumerate(joints_of_group):
             A[row, : J.shape[0]] = J @ states[: J.shape[1]]
         Y = A[:, -1]
         for v in range(depth - 2, -1, -1):
