@@ -63,8 +63,9 @@ _ONE_DICE = dice("1")
 
 @dataclass(frozen=True)
 class BatchResult:
-    """Figures of every (weapon, target) pair: each array has shape ``(n_weapons, n_targets)``,
-    float64; NaN where the exact engine refuses the pair.
+    """Figures of every (weapon, target) pair: each array (a property, built from the distinct
+    pairs' figures when read) has shape ``(n_weapons, n_targets)``, float64; NaN where the exact
+    engine refuses the pair.
 
     ``expected_damage``: mean damage points after Feel No Pain, before excess is lost (the
     ``damage`` stage of ``AttackResult``); ``expected_models_destroyed``: mean target models
@@ -79,10 +80,6 @@ class BatchResult:
     ``chain``: the allocation chains; ``devastating``: the Devastating Wounds chains).
     """
 
-    expected_damage: np.ndarray
-    expected_models_destroyed: np.ndarray
-    p_any_destroyed: np.ndarray
-    p_unit_destroyed: np.ndarray
     weapon_index: np.ndarray
     target_index: np.ndarray
     distinct_weapons: tuple[Weapon, ...]
@@ -98,7 +95,16 @@ class BatchResult:
 
     def figures(self, i: int, j: int) -> dict[str, float]:
         """The four figures of weapon ``i`` against target ``j`` (input indices), by name."""
-        return {name: float(getattr(self, name)[i, j]) for name in FIGURES}
+        values = self.distinct_figures[:, self.weapon_index[i], self.target_index[j]]
+        return {name: float(v) for name, v in zip(FIGURES, values)}
+
+    def _full(self, n: int) -> np.ndarray:
+        return self.distinct_figures[n][self.weapon_index][:, self.target_index]
+
+    expected_damage = property(lambda self: self._full(0), doc="E[damage points] of each pair")
+    expected_models_destroyed = property(lambda self: self._full(1), doc="E[models destroyed] of each pair")
+    p_any_destroyed = property(lambda self: self._full(2), doc="P(at least one model destroyed) of each pair")
+    p_unit_destroyed = property(lambda self: self._full(3), doc="P(every model destroyed) of each pair")
 
 
 def weapon_key(weapon: Weapon) -> Weapon:
@@ -318,9 +324,8 @@ def resolve_batch(weapons: Sequence[Weapon], targets: Sequence[Target], context:
     devastating = _devastating_chains(figures, out, tab, columns, distinct_w, context)
     seconds["devastating"] = time.perf_counter() - clock
     figures[:, np.isnan(figures).any(axis=0)] = np.nan  # a pair refused by its chain is refused in full
-    full = figures[:, w_index][:, :, t_index]
     return BatchResult(
-        *full, weapon_index=w_index, target_index=t_index, distinct_weapons=tuple(distinct_w),
+        weapon_index=w_index, target_index=t_index, distinct_weapons=tuple(distinct_w),
         distinct_targets=tuple(distinct_t), distinct_pairs=len(distinct_w) * len(distinct_t),
         vectorised_pairs=vectorised + devastating, devastating_pairs=devastating, refused_pairs=out.refused,
         refusals=out.refusals, distinct_figures=figures, seconds=seconds,
