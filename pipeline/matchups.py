@@ -22,8 +22,11 @@ the table to the pairs that differ; the join gives every pair.
 
 from __future__ import annotations
 
+import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
+from multiprocessing import get_context
 from pathlib import Path
 from typing import Callable
 
@@ -87,53 +90,50 @@ def _rows(cur) -> list[dict]:
 
 
 def compute_matchups(db: Path, editions: tuple[int, ...] = (10, 11),
-                     progress: Callable[[str], None] | None = None) -> list[EditionMatchups]:
+                     progress: Callable[[str], None] | None = None, workers: int = 2) -> list[EditionMatchups]:
     """The matchups of each of ``editions`` from the database at ``db`` (opened read-only).
 
-    Returns one ``EditionMatchups`` per edition. Raises ``DatabaseError`` when the database
-    cannot be opened (``pipeline.database.open_database``).
+    Returns one ``EditionMatchups`` per edition. With ``workers`` > 1 and several editions, the
+    editions are computed at once in worker processes (one per edition, at most ``workers``),
+    whose progress goes to stderr instead of ``progress``. Raises ``DatabaseError`` when the
+    database cannot be opened (``pipeline.database.open_database``).
     """
     say = progress or (lambda text: None)
+    open_database(db).close()  # the error of a missing or unreadable database, here and once
+    if workers > 1 and len(editions) > 1:
+        with ProcessPoolExecutor(max_workers=min(workers, len(editions)), mp_context=get_context("spawn")) as pool:
+            return list(pool.map(_edition_alone, [db] * len(editions), editions))
+    return [_edition_alone(db, edition, say) for edition in editions]
+
+
+def _edition_alone(db: Path, edition: int, say: Callable[[str], None] | None = None) -> EditionMatchups:
+    """The matchups of one edition, from a connection of its own (a worker's task)."""
+    say = say or (lambda text: print(text, file=sys.stderr, flush=True))
     con = open_database(db)
     try:
         start = time.perf_counter()
         profiles = _weapon_profiles(con)
         read = time.perf_counter() - start
-        parts = [_edition(con, edition, profiles, say) for edition in editions]
-        for part in parts:  # the weapon profiles of both editions are read at once: each its share
-            part.phases["read weapons"] = read / len(parts)
-            part.seconds += read / len(parts)
-        return parts
+        part = _edition(con, edition, profiles, say)
+        part.phases["read weapons"] = read
+        part.seconds += read
+        return part
     finally:
         con.close()
+
+
+def edition_inputs(con: duckdb.DuckDBPyConnection, edition: int) -> tuple[list[Weapon], list[Target]]:
+    """The weapon profiles (each fired by its unit at its smallest size) and the targets (the
+    standard profiles, then every datasheet) of ``edition``, as ``wh40k matchups`` reads them."""
+    weapons, _, targets, _ = _inputs(con, edition, _weapon_profiles(con), EditionMatchups(edition))
+    return weapons, targets
 
 
 def _edition(con: duckdb.DuckDBPyConnection, edition: int, profiles: list[tuple[tuple, Weapon]],
              say: Callable[[str], None]) -> EditionMatchups:
     start = time.perf_counter()
     out = EditionMatchups(edition)
-    sheets = _rows(con.execute("SELECT * FROM datasheets WHERE edition = ? ORDER BY datasheet_id", [edition]))
-    rows = from_db.read_datasheet_rows(con, edition=edition)
-    sizes: dict[str, int] = {}
-    targets: list[Target] = list(STANDARD_PROFILES.values())
-    ids: list[tuple[str, str, str, str | None]] = [(name, name, "standard", None) for name in STANDARD_PROFILES]
-    for sheet in sheets:
-        mine = rows[sheet["datasheet_id"]]
-        count, why = from_db.model_count(con, sheet, mine)
-        if count is None:
-            out.left_out[why] = out.left_out.get(why, 0) + 1
-        else:
-            sizes[sheet["datasheet_id"]] = count
-            try:
-                targets.append(from_db.target_from_datasheet(con, sheet, models=count, rows=mine))
-                ids.append((sheet["datasheet_id"], sheet["name"], "datasheet", sheet["faction_id"]))
-            except InputError as error:
-                reason = str(error).split(";")[0].split(") ", 1)[-1]
-                out.left_out[reason] = out.left_out.get(reason, 0) + 1
-    say(f"edition {edition}: read {len(sheets)} datasheets")
-    faction = {sheet["datasheet_id"]: sheet["faction_id"] for sheet in sheets}
-    weapons = [replace(weapon, models=sizes[key[0]]) for key, weapon in profiles if key[0] in sizes]
-    keys = [key + (faction.get(key[0]),) for key, _ in profiles if key[0] in sizes]
+    weapons, keys, targets, ids = _inputs(con, edition, profiles, out)
     out.phases["read targets"] = time.perf_counter() - start
     out.weapon_profiles, out.target_count = len(weapons), len(targets)
     say(f"edition {edition}: {len(weapons)} weapon profiles x {len(targets)} targets")
@@ -154,6 +154,34 @@ def _edition(con: duckdb.DuckDBPyConnection, edition: int, profiles: list[tuple[
     out.matchups = _matchup_rows(edition, result)
     out.seconds = time.perf_counter() - start
     return out
+
+
+def _inputs(con: duckdb.DuckDBPyConnection, edition: int, profiles: list[tuple[tuple, Weapon]],
+            out: EditionMatchups) -> tuple[list[Weapon], list[tuple], list[Target], list[tuple]]:
+    """(weapons, their keys, targets, their ids) of ``edition``; the datasheets left out are
+    counted in ``out.left_out`` by reason."""
+    sheets = _rows(con.execute("SELECT * FROM datasheets WHERE edition = ? ORDER BY datasheet_id", [edition]))
+    rows = from_db.read_datasheet_rows(con, edition=edition)
+    sizes: dict[str, int] = {}
+    targets: list[Target] = list(STANDARD_PROFILES.values())
+    ids: list[tuple[str, str, str, str | None]] = [(name, name, "standard", None) for name in STANDARD_PROFILES]
+    for sheet in sheets:
+        mine = rows[sheet["datasheet_id"]]
+        count, why = from_db.model_count(con, sheet, mine)
+        if count is None:
+            out.left_out[why] = out.left_out.get(why, 0) + 1
+        else:
+            sizes[sheet["datasheet_id"]] = count
+            try:
+                targets.append(from_db.target_from_datasheet(con, sheet, models=count, rows=mine))
+                ids.append((sheet["datasheet_id"], sheet["name"], "datasheet", sheet["faction_id"]))
+            except InputError as error:
+                reason = str(error).split(";")[0].split(") ", 1)[-1]
+                out.left_out[reason] = out.left_out.get(reason, 0) + 1
+    faction = {sheet["datasheet_id"]: sheet["faction_id"] for sheet in sheets}
+    weapons = [replace(weapon, models=sizes[key[0]]) for key, weapon in profiles if key[0] in sizes]
+    keys = [key + (faction.get(key[0]),) for key, _ in profiles if key[0] in sizes]
+    return weapons, keys, targets, ids
 
 
 def _weapon_profiles(con: duckdb.DuckDBPyConnection) -> list[tuple[tuple, Weapon]]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import re
 import shutil
 from pathlib import Path
 
@@ -17,7 +16,6 @@ from pipeline.database import open_database
 from pipeline.engine import exact, from_db
 from pipeline.engine.inputs import STANDARD_PROFILES
 from pipeline.engine.profiles import Context
-from pipeline.errors import InputError
 from tests.conftest import RAW
 from tests.test_build_and_cli import wh40k
 
@@ -106,31 +104,3 @@ def test_help_shows_an_example():
     run = wh40k("matchups", "--help")
     assert run.returncode == 0 and "Example: wh40k matchups" in run.stdout
 
-
-def test_targets_read_in_bulk_are_those_read_one_datasheet_at_a_time(filled):
-    path, _ = filled
-    con = open_database(path)
-    try:
-        for edition in (10, 11):
-            rows = from_db.read_datasheet_rows(con, edition=edition)
-            sheets = [dict(zip([d[0] for d in cur.description], r)) for cur in
-                      [con.execute("SELECT * FROM datasheets WHERE edition = ?", [edition])] for r in cur.fetchall()]
-            assert set(rows) == {s["datasheet_id"] for s in sheets}
-            read = 0
-            for sheet in sheets:
-                mine = rows[sheet["datasheet_id"]]
-                assert from_db.model_count(con, sheet, mine) == from_db.model_count(con, sheet)
-                count = from_db.model_count(con, sheet)[0] or 5
-                one, bulk = [], []
-                try:
-                    expected = from_db.target_from_datasheet(con, sheet, models=count, notes=one)
-                except InputError as error:
-                    with pytest.raises(InputError, match=re.escape(str(error))):
-                        from_db.target_from_datasheet(con, sheet, models=count, rows=mine)
-                    continue
-                assert from_db.target_from_datasheet(con, sheet, models=count, notes=bulk, rows=mine) == expected
-                assert bulk == one
-                read += 1
-            assert read > 0
-    finally:
-        con.close()
