@@ -43,7 +43,9 @@ def main(db: Path, loop_pairs: int) -> None:
     finally:
         con.close()
     for edition, (weapons, targets) in inputs.items():
-        weapons = [w for w in weapons]
+        if not weapons:
+            print(f"edition {edition}: no weapon profiles in this database")
+            continue
         context = Context(edition=edition)
         start, cpu = time.perf_counter(), time.process_time()
         result = batch.resolve_batch(weapons, targets, context)
