@@ -112,10 +112,10 @@ def _edition_alone(db: Path, edition: int, say: Callable[[str], None] | None = N
     con = open_database(db)
     try:
         start = time.perf_counter()
-        profiles = _weapon_profiles(con)
+        profiles = _weapon_profiles(con, edition)
         read = time.perf_counter() - start
         part = _edition(con, edition, profiles, say)
-        part.phases["read weapons"] = read
+        part.phases = {"read weapons": read, **part.phases}
         part.seconds += read
         return part
     finally:
@@ -125,7 +125,7 @@ def _edition_alone(db: Path, edition: int, say: Callable[[str], None] | None = N
 def edition_inputs(con: duckdb.DuckDBPyConnection, edition: int) -> tuple[list[Weapon], list[Target]]:
     """The weapon profiles (each fired by its unit at its smallest size) and the targets (the
     standard profiles, then every datasheet) of ``edition``, as ``wh40k matchups`` reads them."""
-    weapons, _, targets, _ = _inputs(con, edition, _weapon_profiles(con), EditionMatchups(edition))
+    weapons, _, targets, _ = _inputs(con, edition, _weapon_profiles(con, edition), EditionMatchups(edition))
     return weapons, targets
 
 
@@ -184,16 +184,17 @@ def _inputs(con: duckdb.DuckDBPyConnection, edition: int, profiles: list[tuple[t
     return weapons, keys, targets, ids
 
 
-def _weapon_profiles(con: duckdb.DuckDBPyConnection) -> list[tuple[tuple, Weapon]]:
-    """Every weapon profile with a Strength of the database (both editions, ranged then melee),
-    each with its key (datasheet_id, weapon_name, profile_name, is_melee)."""
+def _weapon_profiles(con: duckdb.DuckDBPyConnection, edition: int) -> list[tuple[tuple, Weapon]]:
+    """Every weapon profile with a Strength of ``edition`` (ranged then melee), each with its key
+    (datasheet_id, weapon_name, profile_name, is_melee)."""
     out: list[tuple[tuple, Weapon]] = []
     for is_melee in (False, True):
-        profiles = from_db.all_weapon_profiles(con, is_melee)
+        profiles = from_db.all_weapon_profiles(con, is_melee, edition)
         # the same rows in the same order as all_weapon_profiles reads them
         rows = con.execute("SELECT datasheet_id, weapon_name, profile_name FROM weapon_profiles "
-                           "WHERE is_melee = ? AND strength IS NOT NULL "
-                           "ORDER BY datasheet_id, weapon_name, profile_name", [is_melee]).fetchall()
+                           "WHERE is_melee = ? AND strength IS NOT NULL AND datasheet_id IN "
+                           "(SELECT datasheet_id FROM datasheets WHERE edition = ?) "
+                           "ORDER BY datasheet_id, weapon_name, profile_name", [is_melee, edition]).fetchall()
         if len(rows) != len(profiles):
             raise DatabaseError("the weapon profiles changed while they were read; run the command again")
         out.extend(((ds_id, weapon_name, profile_name, is_melee), weapon)

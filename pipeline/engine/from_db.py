@@ -950,13 +950,20 @@ def _invulnerable_save_note(con: duckdb.DuckDBPyConnection, datasheet: dict, lin
     return invuln
 
 
-def all_weapon_profiles(con: duckdb.DuckDBPyConnection, is_melee: bool = False) -> list[Weapon]:
-    """Every weapon profile of the database (ranged by default), each fired by one model.
+def all_weapon_profiles(con: duckdb.DuckDBPyConnection, is_melee: bool = False,
+                        edition: int | None = None) -> list[Weapon]:
+    """Every weapon profile of the database (ranged by default; with ``edition``, of that
+    edition's datasheets), each fired by one model, in the order of (datasheet_id, weapon_name,
+    profile_name).
 
     Profiles without a Strength (``-`` in the source) are left out: they make no attack.
     """
+    where, params = "", []
+    if edition is not None:
+        where, params = " AND datasheet_id IN (SELECT datasheet_id FROM datasheets WHERE edition = ?)", [edition]
     abilities: dict[tuple, list[ParsedWeaponAbility]] = {}
-    for r in _rows(con.execute("SELECT * FROM weapon_abilities ORDER BY position")):
+    for r in _rows(con.execute(f"SELECT * FROM weapon_abilities WHERE is_melee = ?{where} ORDER BY position",
+                               [is_melee, *params])):
         value = None
         if r["value_text"] is not None:
             value = make_dice(r["value_dice_count"], r["value_dice_sides"], r["value_modifier"])
@@ -965,8 +972,8 @@ def all_weapon_profiles(con: duckdb.DuckDBPyConnection, is_melee: bool = False) 
             r["name"], r["target_keyword"], r["threshold"], value, r["condition"], r["raw_text"], ()))
     weapons = []
     for p in _rows(con.execute(
-        "SELECT * FROM weapon_profiles WHERE is_melee = ? AND strength IS NOT NULL "
-        "ORDER BY datasheet_id, weapon_name, profile_name", [is_melee])):
+        f"SELECT * FROM weapon_profiles WHERE is_melee = ? AND strength IS NOT NULL{where} "
+        "ORDER BY datasheet_id, weapon_name, profile_name", [is_melee, *params])):
         weapons.append(Weapon.from_abilities(
             name=f"{p['datasheet_id']}: {p['weapon_name']}",
             attacks=make_dice(p["attacks_dice_count"], p["attacks_dice_sides"], p["attacks_modifier"]),
