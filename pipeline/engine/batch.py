@@ -459,26 +459,26 @@ class _VariantNumbers:
         stealth = rows[:, 0].astype(bool)
         hit_of = {s: self.hit(s) for s in set(stealth.tolist())}
         unsaved_p, normal_mean, mortal_mean = rows[:, 1], rows[:, 4], rows[:, 5]
-        p_hit = np.zeros((needed.size, 3))
-        hits = np.zeros(needed.size, dtype=np.int64)
         width = max(len(candidates) for _, _, candidates in hit_of.values())
-        q = np.zeros((width, needed.size, 3))  # per candidate
-        lethal = np.zeros((width, needed.size), dtype=bool)
-        valid = np.zeros((width, needed.size), dtype=bool)
-        for s, (ph, hits_id, candidates) in hit_of.items():
-            mask = stealth == s
-            p_hit[mask] = ph
-            hits[mask] = hits_id
-            for n in set(needed[mask].tolist()):
-                into = mask & (needed == n)
-                for k, (chosen_lethal, anti) in enumerate(candidates):
-                    key = (s, n, k)  # the option's q reads neither the save nor the damage
-                    if key not in self._wound:
-                        self._wound[key] = exact._option(chosen_lethal, anti, n, self.modifier, self.reroll,
-                                                         self.context, ph, 1.0, w.devastating_wounds, 0.0, 0.0, 0.0, 0.0)
-                    q[k, into] = self._wound[key].q
-                    lethal[k, into] = chosen_lethal
-                    valid[k, into] = True
+        # the hit roll per Stealth, the wound roll per (Stealth, needed, candidate): tables, then one gather
+        combos = sorted(set(zip(stealth.tolist(), needed.tolist())))
+        combo = np.searchsorted(np.array([s * 8 + n for s, n in combos]), stealth * 8 + needed)
+        q_of = np.zeros((width, len(combos), 3))
+        lethal_of = np.zeros((width, len(combos)), dtype=bool)
+        valid_of = np.zeros((width, len(combos)), dtype=bool)
+        hit_rows = np.zeros((len(combos), 3))
+        hits_of = np.zeros(len(combos), dtype=np.int64)
+        for c, (s, n) in enumerate(combos):
+            ph, hits_id, candidates = hit_of[s]
+            hit_rows[c], hits_of[c] = ph, hits_id
+            for k, (chosen_lethal, anti) in enumerate(candidates):
+                key = (s, n, k)  # the option's q reads neither the save nor the damage
+                if key not in self._wound:
+                    self._wound[key] = exact._option(chosen_lethal, anti, n, self.modifier, self.reroll,
+                                                     self.context, ph, 1.0, w.devastating_wounds, 0.0, 0.0, 0.0, 0.0)
+                q_of[k, c], lethal_of[k, c], valid_of[k, c] = self._wound[key].q, chosen_lethal, True
+        p_hit, hits = hit_rows[combo], hits_of[combo]
+        q, lethal, valid = q_of[:, combo], lethal_of[:, combo], valid_of[:, combo]
         es = np.where(p_hit[:, 2] > 0, self.sustained_mean, 0.0) if self.sustained is not None else 0.0
         p_dev = q[:, :, 2] if w.devastating_wounds else np.zeros(q.shape[:2])
         pu = (q[:, :, 1] + (0.0 if w.devastating_wounds else q[:, :, 2])) * unsaved_p
@@ -614,24 +614,30 @@ def _plain_chains(figures: np.ndarray, out: _Collected, tab: _Targets, columns: 
         return 0
     jobs, job_of = _unique_rows(pairs[:, [3, 4, 2]])  # (normal, shape, unsaved), in that order
     result = np.full((jobs.shape[0], 3), np.nan)
+    sizes = np.array([pmf.size for pmf in out.counts.pmfs], dtype=np.int64)
+    stand_in = Weapon(name="", attacks=_ONE_DICE, skill=None, strength=1, armour_penetration=0, damage=_ONE_DICE)
     for group in _groups(jobs[:, :2]):
         normal, shape = jobs[group[0], 0], jobs[group[0], 1]
         models, wounds = tab.shapes[shape]
-        counts = [out.counts.pmfs[u] for u in jobs[group, 2].tolist()]
-        size = max(c.size for c in counts)
         target = Target(toughness=1, save=None, wounds=wounds, models=models)
-        plan = exact._Plan(Weapon(name="", attacks=_ONE_DICE, skill=None, strength=1, armour_penetration=0,
-                                  damage=_ONE_DICE), stages={"unsaved": counts[0]},
-                           normal_damage=out.damages.pmfs[normal])
-        longest = max(range(len(counts)), key=lambda n: counts[n].size)
-        plan.stages["unsaved"] = counts[longest]
-        if exact.chain_work([plan], target) > limits.MAX_ENGINE_WORK:  # the largest count of the group
-            continue  # NaN: refused below
+        ids = jobs[group, 2]
+
+        def work(unsaved: int) -> int:
+            plan = exact._Plan(stand_in, stages={"unsaved": out.counts.pmfs[unsaved]},
+                               normal_damage=out.damages.pmfs[normal])
+            return exact.chain_work([plan], target)
+
+        if work(int(ids[np.argmax(sizes[ids])])) > limits.MAX_ENGINE_WORK:  # the largest count of the group
+            within = np.array([work(int(u)) <= limits.MAX_ENGINE_WORK for u in ids.tolist()], dtype=bool)
+            group, ids = group[within], ids[within]  # the others stay NaN: refused below
+            if not group.size:
+                continue
+        size = int(sizes[ids].max())
         T = exact._transition_matrix(out.damages.pmfs[normal].tobytes(), models, wounds)
-        x0 = exact._initial_state(target)[None, :]
-        states = exact._powers(x0, T, size - 1)[:, 0, :]  # (size, S)
-        P = np.zeros((len(counts), size))
-        for row, c in enumerate(counts):
+        states = exact._powers(exact._initial_state(target)[None, :], T, size - 1)[:, 0, :]  # (size, S)
+        P = np.zeros((ids.size, size))
+        for row, u in enumerate(ids.tolist()):
+            c = out.counts.pmfs[u]
             P[row, : c.size] = c
         result[group] = _summary(P @ states, models, wounds)
     refused = np.isnan(result[job_of, 0])
@@ -738,6 +744,7 @@ def _devastating_chains(figures: np.ndarray, out: _Collected, tab: _Targets, col
     first_pair = np.zeros(jobs.shape[0], dtype=np.int64)
     first_pair[job_of[::-1]] = np.arange(pairs.shape[0])[::-1]
     result = np.full((jobs.shape[0], 3), np.nan)
+    sizes = np.array([-1 if pmf is None else pmf.size for pmf in out.counts.pmfs] + [0], dtype=np.int64)
     joints: dict[tuple, tuple] = {}  # (J, rows asked) of (hits, split, P(damaging)): rows below a cap do not read it
     for group in _groups(jobs[:, 2:]):
         normal, mortal, shape = jobs[group[0], 2:]
@@ -745,16 +752,15 @@ def _devastating_chains(figures: np.ndarray, out: _Collected, tab: _Targets, col
         target = Target(toughness=1, save=None, wounds=wounds, models=models)
         p_nonzero, D, cap = exact._mortal_events(out.damages.pmfs[mortal], target)
         states_n = models * wounds + 1
+        events = sizes[jobs[group, 0]]  # a bound on the chain's work; near the limit, the exact engine's estimate
+        near = (events * states_n * (states_n + 2 * np.minimum(cap, events)) + states_n ** 3 * 12 > limits.MAX_ENGINE_WORK)
         keep = []
-        for job in group:
+        for job, close in zip(group.tolist(), near.tolist()):
             split = int(jobs[job, 1])
             lethal = out.lethal_joints.get(split)
-            if lethal is None:
-                hits = out.counts.pmfs[jobs[job, 0]]
-                events = hits.size
-                near = events * states_n * (states_n + 2 * min(cap, events)) + states_n ** 3 * 12 > limits.MAX_ENGINE_WORK
-            if lethal is not None or near:  # the exact engine's own estimate
-                joint = lethal if lethal is not None else exact._split_counts(hits, *splits[split][1:])
+            if lethal is not None or close:
+                joint = lethal if lethal is not None else exact._split_counts(out.counts.pmfs[jobs[job, 0]],
+                                                                              *splits[split][1:])
                 plan = exact._Plan(weapons[pairs[first_pair[job], 0]], normal_damage=out.damages.pmfs[normal],
                                    mortal_damage=out.damages.pmfs[mortal], joint=joint)
                 if exact.chain_work([plan], target) > limits.MAX_ENGINE_WORK:
