@@ -104,3 +104,24 @@ def test_help_shows_an_example():
     run = wh40k("matchups", "--help")
     assert run.returncode == 0 and "Example: wh40k matchups" in run.stdout
 
+
+
+def test_one_worker_fills_the_same_rows_as_two(filled, tmp_path):
+    path, _ = filled
+    copy = tmp_path / "one.duckdb"
+    shutil.copy(path, copy)
+    run = wh40k("matchups", "--db", str(copy), "--workers", "1", "--format", "json")
+    assert run.returncode == 0, run.stderr
+    query = "SELECT * FROM matchups ORDER BY edition, weapon_key, target_key"
+    con_a, con_b = duckdb.connect(str(path), read_only=True), duckdb.connect(str(copy), read_only=True)
+    try:
+        assert con_a.execute(query).fetchall() == con_b.execute(query).fetchall()
+    finally:
+        con_a.close()
+        con_b.close()
+
+
+def test_no_worker_is_one_error_line():
+    run = wh40k("matchups", "--workers", "0", "--db", "nowhere.duckdb")
+    assert run.returncode == 1
+    assert run.stderr.strip() == "Error: --workers 0: give 1 or more processes (1 computes the editions one after the other)"
