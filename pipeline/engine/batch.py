@@ -186,8 +186,8 @@ def _quiet(*_args) -> None:
 
 class _Targets:
     """The distinct targets as the attack reads them, as arrays over the targets: ``models``,
-    ``wounds``, ``toughness``; ``defence`` (index into ``defences``: Stealth, Sv, InSv and the
-    Feel No Pain rolls, one representative target each) and ``shape`` (index into ``shapes``,
+    ``wounds``, ``toughness``; ``defence`` (index into ``defence_targets``: Stealth, Sv, InSv and
+    the Feel No Pain rolls, one representative target each) and ``shape`` (index into ``shapes``,
     (models, Wounds)). ``keyword_codes(words)``: each target's keywords among ``words``, coded."""
 
     def __init__(self, targets: Sequence[Target]):
@@ -197,10 +197,6 @@ class _Targets:
         self.toughness = np.array([t.toughness for t in targets], dtype=np.int64)
         self.defence, defences = _codes([(t.stealth, t.save, t.invulnerable_save, t.feel_no_pain,
                                           t.feel_no_pain_mortal, t.feel_no_pain_psychic) for t in targets])
-        self.defence_stealth = np.array([d[0] for d in defences], dtype=bool)
-        self.fnp_code, fnps = _codes([d[3:] for d in defences])  # per defence: its Feel No Pain rolls
-        self.save_code, saves = _codes([d[:3] for d in defences])  # per defence: Stealth, Sv, InSv
-        self.n_fnp, self.n_save = len(fnps), len(saves)
         self.shape, self.shapes = _codes(list(zip(self.models.tolist(), self.wounds.tolist())))
         self.defence_targets = [targets[int(np.flatnonzero(self.defence == d)[0])] for d in range(len(defences))]
         self._keywords: dict[frozenset[str], tuple[np.ndarray, list[int]]] = {}
@@ -230,6 +226,7 @@ class _Counts:
         return found
 
     def add(self, key, make: Callable[[], np.ndarray]) -> int:
+        """The id of ``key``'s pmf, made by ``make()`` the first time."""
         found = self._ids.get(key)
         if found is None:
             pmf = exact._truncated(np.asarray(make(), dtype=np.float64))
