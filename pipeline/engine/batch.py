@@ -292,6 +292,9 @@ def resolve_batch(weapons: Sequence[Weapon], targets: Sequence[Target], context:
     context = context or Context()
     if context.edition not in (10, 11):
         raise exact.EngineInputError(f"context edition must be 10 or 11, got {context.edition!r}")
+    if context.reroll_one_hit or context.reroll_one_wound or context.reroll_one_damage or context.mortal_wounds_after:
+        raise exact.EngineInputError("the batch engine takes no re-roll of one die and no mortal wounds after the "
+                                     "attack (rules' effects on one attack); resolve such attacks with exact.resolve")
     seconds: dict[str, float] = {}
     clock = time.perf_counter()
     distinct_w, w_index = _distinct(weapons, weapon_key)
@@ -336,6 +339,10 @@ def _weapon_pairs(i: int, weapon: Weapon, tab: _Targets, columns: np.ndarray, co
     weapon reads, fives of models if [BLAST]/[CLEAVE]), then in classes (hit roll, wound roll
     needed, save, Feel No Pain) within a variant."""
     rules = rules_for(context.edition)
+    if weapon.mortal_wounds_on_critical_hit is not None or weapon.mortal_wounds_on_critical_wound is not None:
+        out.refuse("the batch engine takes no mortal wounds on a Critical Hit or Wound (a rule's effect); resolve "
+                   "such a weapon with exact.resolve", len(tab.targets))
+        return
     kw_codes, kw_reps = tab.keyword_codes(relevant_keywords([weapon]))
     fives = tab.models // 5 if (weapon.blast or weapon.cleave) else np.zeros_like(tab.models)
     variants, variant = np.unique(kw_codes * (int(fives.max()) + 1) + fives, return_inverse=True)
@@ -388,12 +395,11 @@ class _VariantNumbers:
         self.attacks_mean = weapon.models * exact._mean(self.per_model)
         self.sustained_mean = 0.0 if self.sustained is None else exact._mean(self.sustained)
         lance = weapon.lance and context.charged
-        self.modifier = capped(context.wound_modifier + (1 if lance else 0), self.rules)
-        reroll = context.reroll_wounds
-        twin = self.rules.twin_linked.reroll
-        if weapon.twin_linked and exact._REROLL_RANK[reroll] < exact._REROLL_RANK[twin]:
-            reroll = twin
-        self.reroll = reroll
+        raw = context.wound_modifier
+        if context.ignore_wound_modifiers and raw < 0:
+            raw = 0
+        self.modifier = capped(raw + (1 if lance else 0), self.rules)
+        self.rerolls = exact._wound_rerolls(weapon, context, self.rules)
         self._hit: dict[bool, tuple] = {}
         self._defence: dict[int, tuple] = {}
         # what save_roll_target and _event_damage read of the weapon (AP, cover, Damage, Melta, Psychic)
@@ -456,7 +462,7 @@ class _VariantNumbers:
         stealth = rows[:, 0].astype(bool)
         hit_of = {s: self.hit(s) for s in set(stealth.tolist())}
         unsaved_p, normal_mean, mortal_mean = rows[:, 1], rows[:, 4], rows[:, 5]
-        width = max(len(candidates) for _, _, candidates in hit_of.values())
+        width = len(self.rerolls) * max(len(candidates) for _, _, candidates in hit_of.values())
         # the hit roll per Stealth, the wound roll per (Stealth, needed, candidate): tables, then one gather
         combos = sorted(set(zip(stealth.tolist(), needed.tolist())))
         combo = np.searchsorted(np.array([s * 8 + n for s, n in combos]), stealth * 8 + needed)
@@ -468,10 +474,11 @@ class _VariantNumbers:
         for c, (s, n) in enumerate(combos):
             ph, hits_id, candidates = hit_of[s]
             hit_rows[c], hits_of[c] = ph, hits_id
-            for k, (chosen_lethal, anti) in enumerate(candidates):
+            options = [(reroll, lethal, anti) for reroll in self.rerolls for lethal, anti in candidates]  # exact's order
+            for k, (reroll, chosen_lethal, anti) in enumerate(options):
                 key = (s, n, k)  # the option's q reads neither the save nor the damage
                 if key not in self._wound:
-                    self._wound[key] = exact._option(chosen_lethal, anti, n, self.modifier, self.reroll,
+                    self._wound[key] = exact._option(chosen_lethal, anti, n, self.modifier, reroll,
                                                      self.context, ph, 1.0, w.devastating_wounds, 0.0, 0.0, 0.0, 0.0)
                 q_of[k, c], lethal_of[k, c], valid_of[k, c] = self._wound[key].q, chosen_lethal, True
         p_hit, hits = hit_rows[combo], hits_of[combo]

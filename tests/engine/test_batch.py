@@ -142,3 +142,23 @@ def test_batch_equals_exact_on_every_pair_of_the_real_profiles_of_a_built_databa
             for j, target in enumerate(targets):
                 expected = _expected(weapon, target, context)
                 assert tuple(result.figures(i, j).values()) == pytest.approx(expected, abs=TOLERANCE, rel=0)
+
+
+@pytest.mark.parametrize("edition", [10, 11])
+def test_twin_linked_fishing_chosen_per_pair_as_the_exact_engine_does(edition):
+    weapons, targets = _grid(seed=5)
+    assert any(w.twin_linked for w in weapons)
+    context = Context(edition=edition, twin_linked_reroll="best")
+    result = resolve_batch(weapons, targets, context)
+    for i, weapon in enumerate(weapons):
+        if not weapon.twin_linked:
+            continue
+        for j, target in enumerate(targets):
+            expected = _expected(weapon, target, context)
+            got = tuple(result.figures(i, j).values())
+            assert got == pytest.approx(expected, abs=TOLERANCE, rel=0) if expected else all(np.isnan(got))
+
+
+def test_a_re_roll_of_one_die_is_for_the_exact_engine():
+    with pytest.raises(exact.EngineInputError, match="no re-roll of one die"):
+        resolve_batch([], [], Context(reroll_one_hit=True))
