@@ -34,6 +34,7 @@ test: $(STAMP) ## Run the tests (unit, golden files, properties, end to end)
 
 bench: $(STAMP) ## Print speed figures (engine, build) with ratios against a reference
 	$(BIN)/python benchmarks/bench_engine.py $(DB)
+	$(BIN)/python benchmarks/bench_batch.py $(DB)
 	$(BIN)/python benchmarks/bench_build.py
 	$(BIN)/python benchmarks/bench_service.py $(DB)
 	$(BIN)/python benchmarks/bench_cli.py $(DB)

@@ -383,7 +383,7 @@ def _write_parquet(path: Path, names: list[str], types: list[str], rows: list[tu
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    arrow = {"VARCHAR": pa.string(), "INTEGER": pa.int32(), "BOOLEAN": pa.bool_(), "FLOAT": pa.float32(),
+    arrow = {"VARCHAR": pa.string(), "INTEGER": pa.int32(), "BOOLEAN": pa.bool_(), "DOUBLE": pa.float64(),
              "DATE": pa.date32()}
     schema = pa.schema([(n, arrow[t]) for n, t in zip(names, types)])
     columns = list(zip(*rows)) if rows else [[] for _ in names]

@@ -36,7 +36,7 @@ SQL_TYPES: dict[type, str] = {
     str: "VARCHAR",
     int: "INTEGER",
     bool: "BOOLEAN",
-    float: "FLOAT",
+    float: "DOUBLE",
     dt.date: "DATE",
 }
 

@@ -803,10 +803,9 @@ class MatchupTarget(Record):
 
 class Matchup(Record):
     """One distinct weapon against one distinct target in one edition (``wh40k matchups``):
-    the exact engine's figures, under the defaults of ``pipeline.matchups``. Figures are None
-    where the exact engine refuses the pair (``resolution`` ``refused``); ``resolution`` is
-    ``batched`` (the vectorised chain of ``pipeline.engine.batch``) or ``exact`` (resolved by
-    ``exact.resolve`` one pair at a time: a Devastating Wounds weapon).
+    the exact engine's figures (DOUBLE), under the defaults of ``pipeline.matchups``. Figures are
+    None where the exact engine refuses the pair (``resolution`` ``refused``); otherwise
+    ``resolution`` is ``batched`` (``pipeline.engine.batch``, equal to ``exact.resolve``).
     ``expected_damage``: damage points after Feel No Pain, before excess damage is lost."""
 
     __table__ = "matchups"

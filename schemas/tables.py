@@ -25,7 +25,7 @@ _SA_TYPES: dict[str, type[sa.types.TypeEngine]] = {
     "VARCHAR": sa.String,
     "INTEGER": sa.Integer,
     "BOOLEAN": sa.Boolean,
-    "FLOAT": sa.Float,
+    "DOUBLE": sa.Double,
     "DATE": sa.Date,
 }
 

@@ -18,13 +18,15 @@ def matchups_command(
     edition: Optional[int] = typer.Option(None, "--edition", help="10 or 11 (default: both)."),
     db: Path = typer.Option(query.DEFAULT_DB, "--db", help="Database file (written: its matchups tables)."),
     fmt: Format = typer.Option(Format.table, "--format", "-f", help="table, json or csv (the summary)."),
+    workers: int = typer.Option(2, "--workers", help="Processes computing the editions at once (1: in this one)."),
 ) -> None:
     """Every weapon profile against every target (each datasheet and GEQ/MEQ/TEQ/VEHICLE/MONSTER),
     per edition, into the tables matchups, matchup_weapons and matchup_targets of the database.
 
     Defaults: the weapon's unit at its smallest size, every model firing it; no situational
-    option; in the 11th edition the better Lethal Hits choice. Progress goes to stderr, the
-    summary to stdout.
+    option; in the 11th edition the better Lethal Hits choice. Both editions are computed at
+    once in two worker processes (--workers 1: one after the other). Progress goes to stderr,
+    the summary (pairs a second, seconds per phase) to stdout.
 
     Example: wh40k matchups --edition 10 && wh40k sql "SELECT * FROM matchups LIMIT 5"
     """
@@ -33,13 +35,18 @@ def matchups_command(
 
     if edition is not None and edition not in (10, 11):
         raise InputError(f"--edition {edition}: the editions are 10 and 11; give one of them or leave it out for both")
+    if workers < 1:
+        raise InputError(f"--workers {workers}: give 1 or more processes (1 computes the editions one after the other)")
     editions = (edition,) if edition else (10, 11)
-    parts = compute_matchups(db, editions, progress=lambda text: print(text, file=sys.stderr, flush=True))
+    parts = compute_matchups(db, editions, progress=lambda text: print(text, file=sys.stderr, flush=True),
+                             workers=workers)
     written = write_matchups(db, parts)
     rows = [part.summary() for part in parts]
     if fmt is Format.json:
         typer.echo(to_json({"editions": rows, "rows_written": written}))
         return
+    for row in rows:  # a table cell or a CSV field holds text: the phases as "name seconds, ..."
+        row["seconds_by_phase"] = ", ".join(f"{name} {value:.1f}" for name, value in row["seconds_by_phase"].items())
     render_rows(rows, fmt, title="Matchups: every weapon profile against every target")
     for part in parts:
         for reason, count in part.left_out.items():

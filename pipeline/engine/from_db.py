@@ -31,6 +31,57 @@ from pipeline.query import _rows, _suggest
 Phase = Literal["shooting", "fight"]
 
 
+@dataclass(frozen=True)
+class DatasheetRows:
+    """The rows of one datasheet a target is read from (``target_from_datasheet``), each in the
+    order the readers take them: ``model_profiles`` (dicts, by line), ``composition`` ((model_name,
+    min_models, max_models, text) by line), ``unit_costs`` (descriptions), ``keywords``,
+    ``ability_names``, ``feel_no_pain`` (dicts, by ability name and scope) and the invulnerable
+    save notes of its model lines (``data_flags`` details by model line)."""
+
+    model_profiles: list[dict]
+    composition: list[tuple]
+    unit_costs: list[str]
+    keywords: list[str]
+    ability_names: list[str]
+    feel_no_pain: list[dict]
+    invulnerable_save_notes: dict[int, list[str]]
+
+
+def read_datasheet_rows(con: duckdb.DuckDBPyConnection, datasheet_ids: Sequence[str] | None = None,
+                        edition: int | None = None) -> dict[str, DatasheetRows]:
+    """The ``DatasheetRows`` of the datasheets ``datasheet_ids`` (or of every datasheet of
+    ``edition``), by datasheet_id: one query per table, however many datasheets (a datasheet
+    without rows in a table gets an empty list)."""
+    if datasheet_ids is not None:
+        where, params = "datasheet_id IN (SELECT unnest(?::VARCHAR[]))", [list(datasheet_ids)]
+    else:
+        where, params = "datasheet_id IN (SELECT datasheet_id FROM datasheets WHERE edition = ?)", [edition]
+        datasheet_ids = [i for (i,) in con.execute(f"SELECT datasheet_id FROM datasheets WHERE {where}", params).fetchall()]
+    parts: dict[str, dict] = {i: {"model_profiles": [], "composition": [], "unit_costs": [], "keywords": [],
+                                  "ability_names": [], "feel_no_pain": [], "invulnerable_save_notes": {}}
+                              for i in datasheet_ids}
+    for row in _rows(con.execute(f"SELECT * FROM model_profiles WHERE {where} ORDER BY datasheet_id, line", params)):
+        parts[row["datasheet_id"]]["model_profiles"].append(row)
+    for ds, *rest in con.execute("SELECT datasheet_id, model_name, min_models, max_models, text FROM unit_composition "
+                                 f"WHERE {where} ORDER BY datasheet_id, line", params).fetchall():
+        parts[ds]["composition"].append(tuple(rest))
+    for table, column, key in (("unit_costs", "description", "unit_costs"), ("keywords", "keyword", "keywords"),
+                               ("abilities", "name", "ability_names")):
+        for ds, value in con.execute(f"SELECT datasheet_id, {column} FROM {table} WHERE {where}", params).fetchall():
+            parts[ds][key].append(value)
+    for row in _rows(con.execute(f"SELECT * FROM feel_no_pain WHERE {where} ORDER BY datasheet_id, ability_name, scope",
+                                 params)):
+        parts[row["datasheet_id"]]["feel_no_pain"].append(row)
+    for key, detail in con.execute(
+            "SELECT entity_key, detail FROM data_flags WHERE table_name = 'model_profiles' "
+            "AND flag = 'invulnerable_save_note'").fetchall():
+        ds, _, line = key.rpartition("|")
+        if ds in parts and line.isdigit():
+            parts[ds]["invulnerable_save_notes"].setdefault(int(line), []).append(detail)
+    return {ds: DatasheetRows(**part) for ds, part in parts.items()}
+
+
 def _abilities(con: duckdb.DuckDBPyConnection, datasheet_id: str) -> dict[tuple, list[ParsedWeaponAbility]]:
     out: dict[tuple, list[ParsedWeaponAbility]] = {}
     for r in _rows(con.execute(
@@ -45,18 +96,23 @@ def _abilities(con: duckdb.DuckDBPyConnection, datasheet_id: str) -> dict[tuple,
     return out
 
 
-def model_count(con: duckdb.DuckDBPyConnection, datasheet: dict) -> tuple[int | None, str]:
+def model_count(con: duckdb.DuckDBPyConnection, datasheet: dict,
+                rows: "DatasheetRows | None" = None) -> tuple[int | None, str]:
     """The unit's smallest legal size and where it came from (``normalise.composition.unit_size``).
 
     In order: the model count the datasheet prints (``(10 MODELS)``), the smallest ``N models``
     points line (``unit_costs``), the sum of the minimums of the composition's first alternative;
-    otherwise None, and the second value says what is missing (never 1 assumed).
+    otherwise None, and the second value says what is missing (never 1 assumed). ``rows``: the
+    datasheet's rows read before (``read_datasheet_rows``) instead of a query.
     """
-    ds_id = datasheet["datasheet_id"]
-    points = [d for (d,) in con.execute("SELECT description FROM unit_costs WHERE datasheet_id = ?", [ds_id]).fetchall()]
-    lines = [(text, name, low) for name, low, text in con.execute(
-        "SELECT model_name, min_models, text FROM unit_composition WHERE datasheet_id = ? ORDER BY line",
-        [ds_id]).fetchall()]
+    if rows is None:
+        ds_id = datasheet["datasheet_id"]
+        points = [d for (d,) in con.execute("SELECT description FROM unit_costs WHERE datasheet_id = ?", [ds_id]).fetchall()]
+        lines = [(text, name, low) for name, low, text in con.execute(
+            "SELECT model_name, min_models, text FROM unit_composition WHERE datasheet_id = ? ORDER BY line",
+            [ds_id]).fetchall()]
+    else:
+        points, lines = rows.unit_costs, [(text, name, low) for name, low, _, text in rows.composition]
     return composition.unit_size(datasheet.get("starting_strength"), points, lines)
 
 
@@ -103,7 +159,8 @@ def _model_key(name: str) -> str:
     return "-".join(out)
 
 
-def _model_type_counts(con: duckdb.DuckDBPyConnection, datasheet_id: str, unit_size: int) -> dict[str, int]:
+def _model_type_counts(con: duckdb.DuckDBPyConnection, datasheet_id: str, unit_size: int,
+                       rows: "DatasheetRows | None" = None) -> dict[str, int]:
     """Number of each model type in a unit of ``unit_size`` models, keyed by ``_model_key``.
 
     The composition's first option (up to an ``OR`` line or a model type named again) gives each
@@ -113,9 +170,10 @@ def _model_type_counts(con: duckdb.DuckDBPyConnection, datasheet_id: str, unit_s
     """
     counts: dict[str, int] = {}
     highs: dict[str, int | None] = {}
-    for name, low, high, text in con.execute(
+    lines = rows.composition if rows is not None else con.execute(
         "SELECT model_name, min_models, max_models, text FROM unit_composition WHERE datasheet_id = ? ORDER BY line",
-        [datasheet_id]).fetchall():
+        [datasheet_id]).fetchall()
+    for name, low, high, text in lines:
         if text.strip().upper() == "OR":
             break
         if not name or low is None:
@@ -746,10 +804,11 @@ def invulnerable_save_against(line: dict, phase: Phase) -> tuple[int | None, str
     return None, f"its {value}+ invulnerable save has a scope the engine cannot read ({scope!r}): not applied"
 
 
-def _usable_lines(con: duckdb.DuckDBPyConnection, datasheet: dict) -> tuple[list[dict], list[dict]]:
+def _usable_lines(con: duckdb.DuckDBPyConnection, datasheet: dict,
+                  rows: "DatasheetRows | None" = None) -> tuple[list[dict], list[dict]]:
     """A datasheet's model lines and those with characteristics (T and W); raises ``InputError``
     when none has them (the source lost them), naming an inline profile to use instead."""
-    lines = _rows(con.execute(
+    lines = rows.model_profiles if rows is not None else _rows(con.execute(
         "SELECT * FROM model_profiles WHERE datasheet_id = ? ORDER BY line", [datasheet["datasheet_id"]]))
     usable = [ln for ln in lines if ln["toughness"] and ln["wounds"]]
     if not usable:
@@ -767,6 +826,7 @@ def target_from_datasheet(
     models: int | None = None,
     phase: Phase = "shooting",
     notes: list[str] | None = None,
+    rows: "DatasheetRows | None" = None,
 ) -> Target:
     """A target profile from a datasheet: the first (Bodyguard) model line's T, Sv, InSv and W,
     attacked in ``phase``.
@@ -775,29 +835,27 @@ def target_from_datasheet(
     ranged attacks only is not used in the fight phase); notes about it go to ``notes``.
     Raises ``InputError`` when the database has no characteristics for it (the source lost
     them), naming an inline profile to use instead, and when it has no model count and ``models``
-    is not given (``--target-models``; never 1 model assumed).
+    is not given (``--target-models``; never 1 model assumed). ``rows``: the datasheet's rows
+    read before (``read_datasheet_rows``, one query per table for many datasheets).
     """
     notes = notes if notes is not None else []
-    lines, usable = _usable_lines(con, datasheet)
+    lines, usable = _usable_lines(con, datasheet, rows)
     count = models
     if count is None:
-        count, how = model_count(con, datasheet)
+        count, how = model_count(con, datasheet, rows)
         if count is None:
             raise no_model_count(datasheet, how, "--target-models N")
-    first = _bodyguard_line(con, datasheet, usable, count, notes)
-    keywords = frozenset(r["keyword"].upper() for r in _rows(con.execute(
-        "SELECT keyword FROM keywords WHERE datasheet_id = ?", [datasheet["datasheet_id"]])))
-    fnp = feel_no_pain(con, datasheet, first, notes)
-    stealth = False
-    for a in _rows(con.execute(
-        "SELECT name, parameter, text FROM abilities WHERE datasheet_id = ?", [datasheet["datasheet_id"]]
-    )):
-        if slug(a["name"]) == "stealth":
-            stealth = True
+    first = _bodyguard_line(con, datasheet, usable, count, notes, rows)
+    ds_id = datasheet["datasheet_id"]
+    keywords = frozenset(k.upper() for k in (rows.keywords if rows is not None else [k for (k,) in con.execute(
+        "SELECT keyword FROM keywords WHERE datasheet_id = ?", [ds_id]).fetchall()]))
+    fnp = feel_no_pain(con, datasheet, first, notes, rows)
+    stealth = any(slug(name) == "stealth" for name in (rows.ability_names if rows is not None else [n for (n,) in con.execute(
+        "SELECT name FROM abilities WHERE datasheet_id = ?", [ds_id]).fetchall()]))
     invuln, why = invulnerable_save_against(first, phase)
     if why:
         notes.append(f"target {datasheet['name']}: {why}")
-    invuln = _invulnerable_save_note(con, datasheet, first, phase, invuln, notes)
+    invuln = _invulnerable_save_note(con, datasheet, first, phase, invuln, notes, rows)
     ignored = tuple(_profile_text(ln) for ln in usable if _characteristics(ln) != _characteristics(first))
     return Target(
         toughness=first["toughness"], save=first["save"], wounds=first["wounds"], models=count,
@@ -809,17 +867,16 @@ def target_from_datasheet(
 
 
 def feel_no_pain(con: duckdb.DuckDBPyConnection, datasheet: dict, line: dict,
-                 notes: list[str]) -> dict[str, int | None]:
+                 notes: list[str], rows: "DatasheetRows | None" = None) -> dict[str, int | None]:
     """The Feel No Pain of ``line`` by scope (``all``, ``mortal-wounds``, ``psychic``; roll
     targets, None for none), from the ``feel_no_pain`` rows of its datasheet: each row for every
     model or for this line's model, the best per scope. A row with a condition (a Leader's unit,
     an Aura) is not applied by default; ``notes`` says so, with the condition.
     """
     best: dict[str, int | None] = {"all": None, "mortal-wounds": None, "psychic": None}
-    for row in _rows(con.execute(
-        "SELECT * FROM feel_no_pain WHERE datasheet_id = ? ORDER BY ability_name, scope",
-        [datasheet["datasheet_id"]],
-    )):
+    found = rows.feel_no_pain if rows is not None else _rows(con.execute(
+        "SELECT * FROM feel_no_pain WHERE datasheet_id = ? ORDER BY ability_name, scope", [datasheet["datasheet_id"]]))
+    for row in found:
         what = f"Feel No Pain {row['threshold']}+" + ("" if row["scope"] == "all" else
                                                        f" against {row['scope'].replace('-', ' ')}")
         if row["model_name"] and name_key(row["model_name"], ignore_plural=True) != name_key(
@@ -849,14 +906,14 @@ def _profile_text(line: dict) -> str:
 
 
 def _bodyguard_line(con: duckdb.DuckDBPyConnection, datasheet: dict, usable: list[dict], models: int,
-                    notes: list[str]) -> dict:
+                    notes: list[str], rows: "DatasheetRows | None" = None) -> dict:
     """The model line a target unit of several model profiles is modelled with: every model gets
     the profile of the line with the most models in the composition (the first line on a tie);
     ``Target.ignored_model_profiles`` names the others. The attack service allocates such a unit
     model by model (``unit_from_datasheets``, ``pipeline.engine.units``) instead."""
     if len({_characteristics(ln) for ln in usable}) == 1:
         return usable[0]
-    types = _model_type_counts(con, datasheet["datasheet_id"], models)
+    types = _model_type_counts(con, datasheet["datasheet_id"], models, rows)
     counts = [types.get(_model_key(ln["model_name"]), 0) for ln in usable]
     return usable[max(range(len(usable)), key=lambda i: (counts[i], -i))]
 
@@ -867,16 +924,17 @@ _INVULNERABLE_NOTE = re.compile(r"(?i)(\d)\+\s+(?:invulnerable save\s+)?against\
 
 
 def _invulnerable_save_note(con: duckdb.DuckDBPyConnection, datasheet: dict, line: dict, phase: Phase,
-                            invuln: int | None, notes: list[str]) -> int | None:
+                            invuln: int | None, notes: list[str], rows: "DatasheetRows | None" = None) -> int | None:
     """The invulnerable save of ``line`` in ``phase`` once its note (``data_flags`` row
     ``invulnerable_save_note``, when ``invulnerable_save_scope`` is null) is read: "N+ against
     melee attacks" gives N+ in the fight phase, "... ranged attacks" in the shooting phase (the
     better of it and the printed save), said in ``notes``."""
     if line.get("invulnerable_save_scope") is not None:
         return invuln
-    for (detail,) in con.execute(
+    details = rows.invulnerable_save_notes.get(line["line"], []) if rows is not None else [d for (d,) in con.execute(
         "SELECT detail FROM data_flags WHERE table_name = 'model_profiles' AND flag = 'invulnerable_save_note' "
-        "AND entity_key = ?", [f"{datasheet['datasheet_id']}|{line['line']}"]).fetchall():
+        "AND entity_key = ?", [f"{datasheet['datasheet_id']}|{line['line']}"]).fetchall()]
+    for detail in details:
         m = _INVULNERABLE_NOTE.search(detail)
         if not m:
             continue
@@ -892,13 +950,20 @@ def _invulnerable_save_note(con: duckdb.DuckDBPyConnection, datasheet: dict, lin
     return invuln
 
 
-def all_weapon_profiles(con: duckdb.DuckDBPyConnection, is_melee: bool = False) -> list[Weapon]:
-    """Every weapon profile of the database (ranged by default), each fired by one model.
+def all_weapon_profiles(con: duckdb.DuckDBPyConnection, is_melee: bool = False,
+                        edition: int | None = None) -> list[Weapon]:
+    """Every weapon profile of the database (ranged by default; with ``edition``, of that
+    edition's datasheets), each fired by one model, in the order of (datasheet_id, weapon_name,
+    profile_name).
 
     Profiles without a Strength (``-`` in the source) are left out: they make no attack.
     """
+    where, params = "", []
+    if edition is not None:
+        where, params = " AND datasheet_id IN (SELECT datasheet_id FROM datasheets WHERE edition = ?)", [edition]
     abilities: dict[tuple, list[ParsedWeaponAbility]] = {}
-    for r in _rows(con.execute("SELECT * FROM weapon_abilities ORDER BY position")):
+    for r in _rows(con.execute(f"SELECT * FROM weapon_abilities WHERE is_melee = ?{where} ORDER BY position",
+                               [is_melee, *params])):
         value = None
         if r["value_text"] is not None:
             value = make_dice(r["value_dice_count"], r["value_dice_sides"], r["value_modifier"])
@@ -907,8 +972,8 @@ def all_weapon_profiles(con: duckdb.DuckDBPyConnection, is_melee: bool = False) 
             r["name"], r["target_keyword"], r["threshold"], value, r["condition"], r["raw_text"], ()))
     weapons = []
     for p in _rows(con.execute(
-        "SELECT * FROM weapon_profiles WHERE is_melee = ? AND strength IS NOT NULL "
-        "ORDER BY datasheet_id, weapon_name, profile_name", [is_melee])):
+        f"SELECT * FROM weapon_profiles WHERE is_melee = ? AND strength IS NOT NULL{where} "
+        "ORDER BY datasheet_id, weapon_name, profile_name", [is_melee, *params])):
         weapons.append(Weapon.from_abilities(
             name=f"{p['datasheet_id']}: {p['weapon_name']}",
             attacks=make_dice(p["attacks_dice_count"], p["attacks_dice_sides"], p["attacks_modifier"]),

@@ -79,8 +79,9 @@ def test_batch_equals_exact_on_a_seeded_sample_of_a_generated_grid(edition):
             assert all(np.isnan(got))
         else:
             assert got == pytest.approx(expected, abs=TOLERANCE, rel=0)
-    assert result.vectorised_pairs + result.fallback_pairs + result.refused_pairs == result.distinct_pairs
-    assert result.vectorised_pairs > result.fallback_pairs > 0  # the grid has Devastating Wounds weapons
+    assert result.vectorised_pairs + result.refused_pairs == result.distinct_pairs
+    assert result.vectorised_pairs > result.devastating_pairs > 0  # the grid has Devastating Wounds weapons
+    assert any(w.devastating_wounds and w.lethal_hits for w in weapons)
 
 
 def test_identical_profiles_are_resolved_once_and_share_their_figures():
@@ -141,3 +142,23 @@ def test_batch_equals_exact_on_every_pair_of_the_real_profiles_of_a_built_databa
             for j, target in enumerate(targets):
                 expected = _expected(weapon, target, context)
                 assert tuple(result.figures(i, j).values()) == pytest.approx(expected, abs=TOLERANCE, rel=0)
+
+
+@pytest.mark.parametrize("edition", [10, 11])
+def test_twin_linked_fishing_chosen_per_pair_as_the_exact_engine_does(edition):
+    weapons, targets = _grid(seed=5)
+    assert any(w.twin_linked for w in weapons)
+    context = Context(edition=edition, twin_linked_reroll="best")
+    result = resolve_batch(weapons, targets, context)
+    for i, weapon in enumerate(weapons):
+        if not weapon.twin_linked:
+            continue
+        for j, target in enumerate(targets):
+            expected = _expected(weapon, target, context)
+            got = tuple(result.figures(i, j).values())
+            assert got == pytest.approx(expected, abs=TOLERANCE, rel=0) if expected else all(np.isnan(got))
+
+
+def test_a_re_roll_of_one_die_is_for_the_exact_engine():
+    with pytest.raises(exact.EngineInputError, match="no re-roll of one die"):
+        resolve_batch([], [], Context(reroll_one_hit=True))
