@@ -10,8 +10,10 @@ from __future__ import annotations
 import difflib
 import re
 import threading
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
-from typing import Any, Iterable, NamedTuple
+from typing import Any, Iterable, Iterator, NamedTuple
 
 import duckdb
 
@@ -336,6 +338,71 @@ def units_filter_note(con: duckdb.DuckDBPyConnection, name: str | None = None, f
     return "no unit matches: " + "; ".join(why)
 
 
+class DatasheetIndex:
+    """The datasheets of a database by datasheet id and by name key (``name_key``): what
+    ``find_datasheet`` looks a name up in. ``read(con)`` reads them (one query); a server
+    reads them once per database (``preread``), a command once per lookup."""
+
+    def __init__(self, rows: Rows) -> None:
+        self.by_id = {r["datasheet_id"]: r for r in rows}
+        self.by_key: dict[str, list[dict[str, Any]]] = {}
+        for r in rows:
+            self.by_key.setdefault(name_key(r["name"]), []).append(r)
+        #: Every datasheet name once, sorted (for the close names of a miss).
+        self.names = sorted({r["name"] for r in rows})
+
+    @classmethod
+    def read(cls, con: duckdb.DuckDBPyConnection) -> "DatasheetIndex":
+        """The index of the datasheets of ``con``'s database."""
+        return cls(_rows(con.execute("SELECT * FROM datasheets")))
+
+    def named(self, name: str) -> list[dict[str, Any]]:
+        """Copies of the datasheets whose id is ``name`` or whose name reads as ``name``.
+
+        >>> index = DatasheetIndex([{"datasheet_id": "10e/x/canoness", "name": "Canoness"},
+        ...                         {"datasheet_id": "11e/x/canoness", "name": "CANONESS"}])
+        >>> [r["datasheet_id"] for r in index.named("canoness")], index.named("11e/x/canoness")[0]["name"]
+        (['10e/x/canoness', '11e/x/canoness'], 'CANONESS')
+        """
+        found = list(self.by_key.get(name_key(clean_line(name)), []))
+        by_id = self.by_id.get(name)
+        if by_id is not None and all(r is not by_id for r in found):
+            found.append(by_id)
+        return [dict(r) for r in found]
+
+
+class Preread:
+    """What a long-running reader (``wh40k serve``) reads once per database instead of once
+    per call: the datasheets by name (``DatasheetIndex``), the editions, and the fetch hints
+    of each edition (which read the raw folder's manifest). Used inside ``preread(...)``."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+        self.datasheets = DatasheetIndex.read(con)
+        self.editions = _known_editions(con)
+        self.latest = _latest_edition(con)
+        self.fetch_hints: dict[tuple[int, Path], str] = {}
+
+
+_PREREAD: "ContextVar[Preread | None]" = ContextVar("preread", default=None)
+
+
+@contextmanager
+def preread(read: Preread) -> Iterator[None]:
+    """Within this block, the functions of this module read the datasheet names, the editions
+    and the fetch hints from ``read`` (made over the same database) instead of the database."""
+    token = _PREREAD.set(read)
+    try:
+        yield
+    finally:
+        _PREREAD.reset(token)
+
+
+def datasheet_index(con: duckdb.DuckDBPyConnection) -> DatasheetIndex:
+    """The datasheets by name: the preread one (``preread``) or one read now."""
+    read = _PREREAD.get()
+    return read.datasheets if read is not None else DatasheetIndex.read(con)
+
+
 def find_datasheet(
     con: duckdb.DuckDBPyConnection, name: str, edition: int | None = None, mode: str | None = None
 ) -> tuple[dict[str, Any], Rows]:
@@ -349,9 +416,8 @@ def find_datasheet(
     over ``MAX_NAME_LENGTH`` characters.
     """
     check_name(name, "unit name")
-    rows = _rows(con.execute("SELECT * FROM datasheets"))
-    wanted = name_key(clean_line(name))
-    named = [r for r in rows if r["datasheet_id"] == name or name_key(r["name"]) == wanted]
+    index = datasheet_index(con)
+    named = index.named(name)
     matches = [r for r in named if (edition is None or r["edition"] == edition)
                and (mode is None or (r["game_mode"] or "matched") == mode)]
     if not matches and named:
@@ -362,7 +428,7 @@ def find_datasheet(
             + ", ".join(f"edition {e} ({m})" for e, m in found) + "; change or drop --edition / --mode"
         )
     if not matches:
-        hint = _suggest(name, sorted({r["name"] for r in rows}))
+        hint = _suggest(name, index.names)
         raise NotFoundError(
             f"no unit named {name!r}"
             + (f"; did you mean: {hint}?" if hint else "; list units with `wh40k units`")
@@ -499,6 +565,11 @@ def weapons_filter_note(con: duckdb.DuckDBPyConnection, name: str | None = None,
 
 def known_editions(con: duckdb.DuckDBPyConnection) -> list[int]:
     """The editions of the database's sources, ascending (``[10, 11]``)."""
+    read = _PREREAD.get()
+    return list(read.editions) if read is not None else _known_editions(con)
+
+
+def _known_editions(con: duckdb.DuckDBPyConnection) -> list[int]:
     return [r[0] for r in con.execute(
         "SELECT DISTINCT edition FROM sources WHERE edition IS NOT NULL ORDER BY edition").fetchall()]
 
@@ -520,6 +591,11 @@ def latest_edition(con: duckdb.DuckDBPyConnection) -> int:
     (10 for a database whose datasheets are all of the 10th edition, even if it holds rules of
     the 11th); for a database without datasheets, the latest edition of its sources;
     ``FALLBACK_EDITION`` when none states one."""
+    read = _PREREAD.get()
+    return read.latest if read is not None else _latest_edition(con)
+
+
+def _latest_edition(con: duckdb.DuckDBPyConnection) -> int:
     for table in ("datasheets", "sources"):
         (latest,) = con.execute(f"SELECT max(edition) FROM {table}").fetchone()
         if latest is not None:
@@ -568,7 +644,18 @@ def unbuilt_fetch_sources(
 
 def fetch_hint(con: duckdb.DuckDBPyConnection, edition: int, raw_dir: Path = DEFAULT_RAW) -> str:
     """How to bring the fetch-only sources of ``edition`` the database lacks ("" when it has them
-    all): ``wh40k fetch`` for those not in ``raw_dir``, a rebuild for those fetched."""
+    all): ``wh40k fetch`` for those not in ``raw_dir``, a rebuild for those fetched (read once
+    per edition and raw folder inside ``preread``)."""
+    read = _PREREAD.get()
+    if read is None:
+        return _fetch_hint(con, edition, raw_dir)
+    key = (edition, raw_dir)
+    if key not in read.fetch_hints:
+        read.fetch_hints[key] = _fetch_hint(con, edition, raw_dir)
+    return read.fetch_hints[key]
+
+
+def _fetch_hint(con: duckdb.DuckDBPyConnection, edition: int, raw_dir: Path) -> str:
     unfetched, unbuilt = unbuilt_fetch_sources(con, edition, raw_dir)
     hints = []
     if unfetched:

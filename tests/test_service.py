@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 
 import httpx
@@ -201,3 +202,15 @@ def test_serve_refuses_a_missing_database_and_a_port_in_use(tmp_path, capsys, db
         assert run(["serve", "--port", str(port), "--db", str(db)]) == 1
     err = capsys.readouterr().err.strip()
     assert err == f"Error: --port {port}: cannot listen on 127.0.0.1:{port} (Address already in use); choose another --port"
+
+
+def test_the_documentation_page_names_no_other_host(api):
+    page = api.get("/docs")
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    assert "http://" not in page.text and "https://" not in page.text and "//cdn" not in page.text
+    files = re.findall(r"""(?:src|href)=["']([^"']+)["']""", page.text)
+    assert len(files) >= 2  # the script and the icon (and the style sheet of Swagger UI)
+    for file in files:
+        assert file.startswith("/static-offline-docs/"), file
+        assert api.get(file).status_code == 200
+    assert api.get("/redoc").status_code == 404  # ReDoc's page loads its logo from its vendor: not served

@@ -122,3 +122,20 @@ def test_a_rule_by_name_with_its_sources(page, base_url):
     assert page.text_content("#rule-where").startswith(
         f"edition 10, matched games, source {rule['source_id']}, {rule['locator']}")
     assert [row[0] for row in shown_table(page, "#rule-chain")] == [s["source_id"] for s in rule["chain"]]
+
+
+def test_the_api_documentation_renders_from_this_server_alone(page, base_url):
+    """Swagger UI (/docs) draws the operations with its files served by the server itself
+    (fastapi-offline): every request the page makes goes to the server."""
+    docs = page.context.browser.new_page()
+    requested: list[str] = []
+    docs.on("request", lambda request: requested.append(request.url))
+    try:
+        docs.goto(base_url + "/docs")
+        docs.wait_for_selector(".opblock", timeout=30_000)
+        assert docs.locator(".opblock").count() >= 9  # the operations of the API
+    finally:
+        docs.close()
+    elsewhere = [u for u in requested if not (u.startswith(base_url + "/") or u.startswith(("data:", "blob:")))]
+    assert requested and elsewhere == []
+    assert f"{base_url}/openapi.json" in requested

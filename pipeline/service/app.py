@@ -1,11 +1,12 @@
 """The HTTP JSON API of ``wh40k serve`` (FastAPI; its OpenAPI schema at ``/openapi.json``, the
 interactive documentation at ``/docs``) and the web page (``/``).
 
-Every endpoint reads; none writes. The database is opened read-only through
-``query.open_database`` (the sandbox and the schema check of ``pipeline.database``) when the
-application starts; each request reads through its own cursor of that connection. A database
-file that is replaced while the server runs (a rebuild renames the new file over the old) is
-opened again on the next request. Answers are those of the command line, from the same
+Every endpoint reads; none writes. The database (a DuckDB file, ``sqlite:///FILE`` or
+``postgresql://...``) is opened read-only through ``query.open_database`` (the sandbox and the
+schema check of ``pipeline.database``) when the application starts; a DuckDB file is served from
+a SQLite copy, each worker thread reads through its own connection, and a database file that is
+replaced while the server runs is opened again on the next request (``pipeline.service.reader``).
+Answers are those of the command line, from the same
 functions: ``/api/unit`` is ``wh40k unit --format json``, ``/api/rule`` is ``wh40k rule
 --format json``, ``POST /api/attack`` is ``wh40k attack --format json``.
 
@@ -22,93 +23,25 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import json
-import threading
-from collections import OrderedDict
-from contextlib import contextmanager
+from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator, Literal, Optional
+from typing import Any, AsyncIterator, Callable, Literal, Optional
 
 from fastapi import Body, FastAPI, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, Response
+from fastapi_offline import FastAPIOffline
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline import limits, query
 from pipeline.cli.output import _plain
-from pipeline.database import _file_identity
 from pipeline.errors import DatabaseError, InputError, NotFoundError, Wh40kError
 from pipeline.service import DEFAULT_CACHE_SIZE, answers
+from pipeline.service.reader import Database
 
 STATIC = Path(__file__).resolve().parent / "static"
-
-
-class Database:
-    """The database a server reads: one read-only connection (``query.open_database``), a
-    cursor of it per request, opened again when the file at ``path`` is replaced, and the cache
-    of answers over it. Raises ``DatabaseError`` (from ``open_database``) when the file is not a
-    database this wh40k builds."""
-
-    def __init__(self, path: Path, cache_size: int = DEFAULT_CACHE_SIZE) -> None:
-        self.path = path
-        self.cache_size = cache_size
-        self._lock = threading.Lock()
-        self._cache: OrderedDict[tuple, Any] = OrderedDict()
-        #: The wording of each rule an attack's steps name, by (rule key, edition): kept whatever
-        #: ``cache_size`` (a few dozen rules; each lookup reads several tables).
-        self.wordings: dict[tuple[str, int], Any] = {}
-        self._identity = _file_identity(path)
-        self._con = query.open_database(path)
-
-    def _current(self):
-        identity = _file_identity(self.path)
-        if identity != self._identity:
-            with self._lock:
-                if identity != self._identity:
-                    con = query.open_database(self.path)
-                    old, self._con, self._identity = self._con, con, identity
-                    self._cache.clear()
-                    self.wordings.clear()
-                    old.close()
-        return self._con
-
-    @contextmanager
-    def cursor(self) -> Iterator[Any]:
-        """A cursor of the connection for one request (closed after it)."""
-        cursor = self._current().cursor()
-        try:
-            yield cursor
-        finally:
-            cursor.close()
-
-    def cached(self, key: tuple) -> Any:
-        """The cached answer for ``key``, or None."""
-        self._current()
-        with self._lock:
-            if key in self._cache:
-                self._cache.move_to_end(key)
-                return self._cache[key]
-        return None
-
-    def answer(self, key: tuple, compute: Callable[[Any], Any]) -> Any:
-        """The cached answer for ``key``, or ``compute(cursor)`` (kept when it succeeds)."""
-        self._current()
-        with self._lock:
-            if key in self._cache:
-                self._cache.move_to_end(key)
-                return self._cache[key]
-        with self.cursor() as cursor:
-            value = compute(cursor)
-        if self.cache_size > 0:
-            with self._lock:
-                self._cache[key] = value
-                while len(self._cache) > self.cache_size:
-                    self._cache.popitem(last=False)
-        return value
-
-    def close(self) -> None:
-        self._con.close()
 
 
 # --- response and request models (the OpenAPI schema) ---------------------------------------
@@ -351,11 +284,22 @@ def _error(status: int, message: str) -> JSONResponse:
     return JSONResponse({"detail": message}, status_code=status)
 
 
-def create_app(db: Path, cache_size: int = DEFAULT_CACHE_SIZE) -> FastAPI:
-    """The FastAPI application over the database at ``db`` (opened read-only now: raises
-    ``DatabaseError`` for a missing or foreign file). ``cache_size`` 0 keeps no answers."""
-    database = Database(db, cache_size)
-    app = FastAPI(
+def create_app(db: str | Path, cache_size: int = DEFAULT_CACHE_SIZE, copy: bool = True) -> FastAPI:
+    """The FastAPI application over the database ``db`` (a DuckDB file path or a URL:
+    ``pipeline.service.reader.Database``, opened read-only now: raises ``InputError`` for a
+    URL of another kind, ``DatabaseError`` for a missing or foreign database). ``cache_size`` 0
+    keeps no answers; ``copy`` False reads a DuckDB file itself rather than its SQLite copy."""
+    database = Database(db, cache_size, copy)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        yield
+        database.close()  # removes the SQLite copy
+
+    # Swagger UI at /docs with its files served here (fastapi-offline), no CDN and no validator
+    # badge; no ReDoc (its page loads its logo from its vendor's CDN)
+    app = FastAPIOffline(
+        lifespan=lifespan, redoc_url=None, swagger_ui_parameters={"validatorUrl": None},
         title="wh40k rules database", version=_version(),
         description="Read-only answers of the Warhammer 40,000 rules database: units, weapons, rule "
                     "wordings with their sources, search, and exact attack distributions.")
@@ -409,7 +353,7 @@ def create_app(db: Path, cache_size: int = DEFAULT_CACHE_SIZE) -> FastAPI:
         from pipeline.engine.inputs import STANDARD_PROFILES
 
         def compute(con):
-            return {"database": database.path.name, "editions": query.known_editions(con),
+            return {"database": database.name, "editions": query.known_editions(con),
                     "latest_edition": query.latest_edition(con),
                     "standard_profiles": {k: _profile_text(t) for k, t in STANDARD_PROFILES.items()}}
         return await ok(("info",), compute)
@@ -551,7 +495,7 @@ def _explained(database: Database, result, edition: int) -> tuple:
     for step in result.steps:
         key = (step.rule_key, edition)
         if key not in database.wordings:
-            with database.cursor() as con:
+            with database.reading() as con:
                 database.wordings[key] = explain_steps(con, _Steps((step,)), edition)[0]
         found = database.wordings[key]
         out.append(dataclasses.replace(found, summary=step.summary))
