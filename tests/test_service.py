@@ -164,13 +164,13 @@ def test_a_body_that_is_not_json_is_a_400_that_says_so(api):
         '{"attacker": "Battle Sisters Squad", "target": "MEQ"} with the header content-type: application/json')
 
 
-def test_no_endpoint_writes_and_only_attack_takes_a_post(api, db):
+def test_no_endpoint_writes_and_only_attack_and_list_take_a_post(api, db):
     before = hashlib.sha256(db.read_bytes()).hexdigest()
     schema = api.get("/openapi.json").json()
     methods = {(path, method) for path, ops in schema["paths"].items() for method in ops}
     assert methods == {(p, "get") for p in ("/api/info", "/api/units", "/api/unit", "/api/weapons", "/api/rule",
-                                            "/api/rule-diff", "/api/rule-changes", "/api/search")} | {
-        ("/api/attack", "post")}
+                                            "/api/rule-diff", "/api/rule-changes", "/api/search", "/api/matchups")} | {
+        ("/api/attack", "post"), ("/api/list", "post")}
     for path in ("/api/unit", "/api/units", "/api/rule"):
         assert api.delete(path).status_code == 405
         assert api.put(path, json={}).status_code == 405

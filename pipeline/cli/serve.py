@@ -48,9 +48,11 @@ def serve_command(
     /docs) and a web page (/) to look units and rules up and resolve attacks.
 
     The endpoints: GET /api/units, /api/unit, /api/weapons, /api/rule, /api/rule-diff,
-    /api/rule-changes, /api/search, /api/info and POST /api/attack; they answer as `units`,
-    `unit`, `weapons`, `rule`, `rule-diff`, `search` and `attack` do with --format json.
-    Ctrl-C stops the server.
+    /api/rule-changes, /api/search, /api/matchups, /api/info and POST /api/attack, /api/list;
+    they answer as `units`, `unit`, `weapons`, `rule`, `rule-diff`, `search`, `attack` and
+    `list show` do with --format json (/api/matchups reads the table `wh40k matchups` fills).
+    --db takes a DuckDB file (served from a SQLite copy made at start), sqlite:///FILE or
+    postgresql://USER@HOST/DB. Ctrl-C stops the server.
 
     Example: wh40k serve --port 8040   (then open http://127.0.0.1:8040/)
     """

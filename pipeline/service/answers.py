@@ -153,3 +153,59 @@ def rule_answer(con: duckdb.DuckDBPyConnection, name: str, edition: int | None =
     else:
         ruling = governing_text(con, name, edition, mode, on, language, other_mode=True)
     return ruling, {**ruling.as_dict(), "errata": errata_for_rule(con, ruling)}, notes
+
+
+class EmptyTable(InputError):
+    """A table that the build leaves empty and a command fills (``matchups``), read before it was."""
+
+
+#: The columns of ``matchup_rows``: the weapon's, the target's and the figures.
+_MATCHUP_SQL = """
+    SELECT w.edition, w.datasheet_id, d.name AS attacker, w.weapon_name, w.profile_name, w.is_melee, w.models,
+           t.target_id, t.target_name, t.kind AS target_kind, t.models AS target_models,
+           m.expected_damage, m.expected_models_destroyed, m.p_any_destroyed, m.p_unit_destroyed, m.resolution
+    FROM matchup_weapons w
+    JOIN datasheets d USING (datasheet_id)
+    JOIN matchups m ON m.edition = w.edition AND m.weapon_key = w.weapon_key
+    JOIN matchup_targets t ON t.edition = m.edition AND t.target_key = m.target_key
+    WHERE (? IS NULL OR w.edition = ?)
+      AND (? IS NULL OR lower(w.weapon_name) LIKE '%' || lower(?) || '%')
+      AND (? IS NULL OR w.datasheet_id = ? OR lower(d.name) LIKE '%' || lower(?) || '%')
+      AND (? IS NULL OR t.target_id = ? OR upper(t.target_id) = upper(?) OR lower(t.target_name) LIKE '%' || lower(?) || '%')
+"""
+
+
+def matchup_rows(con: duckdb.DuckDBPyConnection, weapon: str | None = None, attacker: str | None = None,
+                 target: str | None = None, edition: int | None = None, limit: int = 100) -> dict[str, Any]:
+    """Rows of the ``matchups`` table (``wh40k matchups`` fills it) joined to its weapons and
+    targets: ``{"matchups": [row, ...], "total": N, "note": None or why nothing matched}``.
+
+    Filters: ``weapon`` part of the weapon name; ``attacker`` part of the attacking datasheet's
+    name or its id; ``target`` part of the target's name, its datasheet id or a standard
+    profile (``MEQ``); ``edition``. Rows are ordered by expected models destroyed (most
+    first; refused pairs last), then attacker, weapon, profile and target; at most ``limit``.
+    Raises ``EmptyTable`` when the table is empty (the command that fills it named),
+    ``InputError`` for a filter over ``MAX_NAME_LENGTH`` characters.
+    """
+    from pipeline.limits import check_name
+
+    for what, value in (("weapon", weapon), ("attacker", attacker), ("target", target)):
+        if value is not None:
+            check_name(value, f"{what} filter")
+    if con.execute("SELECT count(*) FROM matchups").fetchone()[0] == 0:
+        raise EmptyTable("the matchups table is empty: fill it with `wh40k matchups` (every weapon profile against "
+                         "every target; a few minutes), then ask again")
+    params = [edition, edition, weapon, weapon, attacker, attacker, attacker, target, target, target, target]
+    (total,) = con.execute(f"SELECT count(*) FROM ({_MATCHUP_SQL}) AS found", params).fetchone()
+    cursor = con.execute(
+        _MATCHUP_SQL + " ORDER BY m.expected_models_destroyed IS NULL, m.expected_models_destroyed DESC, "
+        "d.name, w.weapon_name, w.profile_name, w.datasheet_id, t.target_id LIMIT ?", [*params, limit])
+    names = [c[0] for c in cursor.description]
+    rows = [dict(zip(names, row)) for row in cursor.fetchall()]
+    note = None
+    if not rows:
+        given = [f"{what} {value!r}" for what, value in (("weapon", weapon), ("attacker", attacker),
+                                                          ("target", target), ("edition", edition))
+                 if value is not None]
+        note = f"no matchup has {' and '.join(given)}; loosen a filter (each is part of a name, ignoring case)"
+    return {"matchups": rows, "total": int(total), "note": note}

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import hashlib
 import json
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -59,7 +60,19 @@ class ErrorBody(BaseModel):
 ERRORS = {404: {"model": ErrorBody, "description": "A name that matches nothing (with close names)"},
           422: {"model": ErrorBody, "description": "An input that cannot be read or is over a limit"},
           503: {"model": ErrorBody, "description": "The database cannot be read"}}
-BODY_ERRORS = {400: {"model": ErrorBody, "description": "A request body that is not JSON"}, **ERRORS}
+TOO_LARGE = {413: {"model": ErrorBody, "description": "A request body over the limit of its endpoint"}}
+BODY_ERRORS = {400: {"model": ErrorBody, "description": "A request body that is not JSON"}, **ERRORS, **TOO_LARGE}
+LIST_ERRORS = {**ERRORS, **TOO_LARGE,
+               415: {"model": ErrorBody, "description": "A body of another media type than the list's"}}
+MATCHUP_ERRORS = {**ERRORS, 409: {"model": ErrorBody, "description": "The matchups table is empty"}}
+
+#: The request body of ``POST /api/list``: the exported list's text or file, as is, or uploaded.
+LIST_BODY = {"required": True, "content": {
+    "text/plain": {"schema": {"type": "string", "minLength": 1}},
+    "application/octet-stream": {"schema": {"type": "string", "format": "binary"}},
+    "multipart/form-data": {"schema": {"type": "object", "required": ["file"], "properties": {
+        "file": {"type": "string", "format": "binary", "description": "The exported list's file"}}}},
+}}
 
 #: The example request of the attack's errors and documentation.
 ATTACK_EXAMPLE = '{"attacker": "Battle Sisters Squad", "target": "MEQ"}'
@@ -207,6 +220,42 @@ class AttackAnswer(Open):
     input_notes: list[str]
 
 
+class ListAnswer(Open):
+    """``wh40k list show --format json``: the list's facts, its units matched to datasheets."""
+
+    format: str
+    edition: Optional[int] = None
+    units: list[dict[str, Any]]
+    attachments: list[dict[str, Any]]
+    unmatched: list[str]
+    notes: list[str]
+
+
+class MatchupRow(BaseModel):
+    edition: int
+    datasheet_id: str
+    attacker: str
+    weapon_name: str
+    profile_name: str
+    is_melee: bool
+    models: int
+    target_id: str
+    target_name: str
+    target_kind: str
+    target_models: int
+    expected_damage: Optional[float] = None
+    expected_models_destroyed: Optional[float] = None
+    p_any_destroyed: Optional[float] = None
+    p_unit_destroyed: Optional[float] = None
+    resolution: str
+
+
+class MatchupList(BaseModel):
+    matchups: list[MatchupRow]
+    total: int = Field(description="Rows matching the filters (``matchups`` holds at most ``limit`` of them)")
+    note: Optional[str] = Field(None, description="Why nothing matched, when nothing did")
+
+
 Reroll = Literal["ones", "failed", "all"]
 Language = Literal["en", "de", "es", "fr", "it", "ja", "ko", "zh"]
 
@@ -280,6 +329,63 @@ def _where(loc: tuple) -> str:
     return f"{'query parameter' if kind == 'query' else 'body field' if kind == 'body' else kind} '{path}'"
 
 
+#: The largest request body of each endpoint that takes one, in bytes (``BodyLimit``): an army
+#: list (and a form's wrapping of it), a JSON request of names and options.
+MAX_BODY_BYTES = {"/api/list": limits.MAX_LIST_BYTES + 64 * 1024}
+MAX_JSON_BODY_BYTES = 64 * 1024
+
+
+class BodyLimit:
+    """ASGI middleware: a request whose body is over its endpoint's limit (``MAX_BODY_BYTES``,
+    else ``MAX_JSON_BODY_BYTES``) is answered 413 without reading more of it: refused at once
+    when its ``content-length`` says so, else when the bytes received pass the limit."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
+        if scope["type"] != "http" or scope["method"] in ("GET", "HEAD", "OPTIONS"):
+            await self.app(scope, receive, send)
+            return
+        limit = MAX_BODY_BYTES.get(scope["path"], MAX_JSON_BODY_BYTES)
+        declared = dict(scope.get("headers") or ()).get(b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > limit:
+            await self._refuse(scope, send, int(declared), limit)
+            return
+        chunks, size, more = [], 0, True
+        while more:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            chunks.append(message.get("body", b""))
+            size += len(chunks[-1])
+            more = message.get("more_body", False)
+            if size > limit:
+                await self._refuse(scope, send, size, limit, at_least=more)
+                return
+        body = b"".join(chunks)
+        sent = False
+
+        async def replay() -> dict:
+            nonlocal sent
+            if sent:
+                return await receive()
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        await self.app(scope, replay, send)
+
+    @staticmethod
+    async def _refuse(scope: dict, send: Callable, size: int, limit: int, at_least: bool = False) -> None:
+        what = "an army list and its form" if scope["path"] in MAX_BODY_BYTES else "a JSON request"
+        response = _error(413, f"the request body has {'over ' if at_least else ''}{size} bytes: at most {limit} bytes "
+                               f"for {scope['method']} {scope['path']} ({what}); send a smaller body")
+        await response(scope, _no_receive, send)
+
+
+async def _no_receive() -> dict:
+    return {"type": "http.disconnect"}
+
+
 def _error(status: int, message: str) -> JSONResponse:
     return JSONResponse({"detail": message}, status_code=status)
 
@@ -304,6 +410,7 @@ def create_app(db: str | Path, cache_size: int = DEFAULT_CACHE_SIZE, copy: bool 
         description="Read-only answers of the Warhammer 40,000 rules database: units, weapons, rule "
                     "wordings with their sources, search, and exact attack distributions.")
     app.state.database = database
+    app.add_middleware(BodyLimit)
 
     @app.exception_handler(NotFoundError)
     async def not_found(request: Request, exc: NotFoundError) -> JSONResponse:
@@ -315,7 +422,8 @@ def create_app(db: str | Path, cache_size: int = DEFAULT_CACHE_SIZE, copy: bool 
 
     @app.exception_handler(Wh40kError)
     async def input_error(request: Request, exc: Wh40kError) -> JSONResponse:
-        return _error(422, str(exc))
+        return _error(415 if isinstance(exc, UnsupportedMedia) else 409 if isinstance(exc, answers.EmptyTable)
+                      else 422, str(exc))
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
@@ -463,6 +571,46 @@ def create_app(db: str | Path, cache_size: int = DEFAULT_CACHE_SIZE, copy: bool 
             return {"hits": hits, "note": None if hits else f"nothing has every word of {text!r}"}
         return await ok(("search", text, edition, lang, limit), compute)
 
+    @app.post("/api/list", response_model=ListAnswer, responses=LIST_ERRORS, openapi_extra={"requestBody": LIST_BODY},
+              summary="An army list matched to the datasheets (wh40k list show --format json)")
+    async def list_import(
+        request: Request,
+        edition: Optional[int] = Query(None, ge=10, le=11, description=(
+            "Match to this edition's datasheets (default: the edition the list shows, else the latest)")),
+    ) -> Response:
+        """The body: the list as exported (Warhammer app, New Recruit, ListForge or War Organ text,
+        a BattleScribe .ros or .rosz roster), as text/plain or application/octet-stream, or uploaded
+        as the field ``file`` of a multipart/form-data form."""
+        from pipeline.lists import parse_list
+
+        data = await _list_bytes(request)
+        army = parse_list(data)  # ArmyListError (an InputError: 422) naming the line
+
+        def compute(con):
+            from pipeline.lists.match import match_list
+            from pipeline.lists.show import as_json
+
+            query.check_edition(con, edition)
+            return as_json(match_list(con, army, edition or army.edition or query.latest_edition(con)))
+        return await ok(("list", hashlib.sha256(data).hexdigest(), edition), compute)
+
+    @app.get("/api/matchups", response_model=MatchupList, responses=MATCHUP_ERRORS,
+             summary="Weapon profiles against targets, from the matchups table (filled by wh40k matchups)")
+    async def matchups(
+        weapon: Optional[str] = Query(None, max_length=limits.MAX_NAME_LENGTH, description="Part of the weapon name"),
+        attacker: Optional[str] = Query(None, max_length=limits.MAX_NAME_LENGTH,
+                                        description="Part of the attacking datasheet's name, or its id"),
+        target: Optional[str] = Query(None, max_length=limits.MAX_NAME_LENGTH, description=(
+            "Part of the target's name, its datasheet id, or a standard profile (GEQ, MEQ, TEQ, VEHICLE, MONSTER)")),
+        edition: Optional[int] = Query(None, ge=10, le=11, description="10 or 11 (default: every edition)"),
+        limit: int = Query(100, ge=1, le=10000, description="At most this many rows, the most models destroyed first"),
+    ) -> Response:
+        def compute(con):
+            query.check_edition(con, edition)
+            return answers.matchup_rows(con, weapon=weapon, attacker=attacker, target=target, edition=edition,
+                                        limit=limit)
+        return await ok(("matchups", weapon, attacker, target, edition, limit), compute)
+
     @app.post("/api/attack", response_model=AttackAnswer, responses=BODY_ERRORS,
               summary="Exact distributions of an attack (wh40k attack --format json)")
     async def attack(body: AttackBody = Body(...)) -> Response:
@@ -479,6 +627,39 @@ def create_app(db: str | Path, cache_size: int = DEFAULT_CACHE_SIZE, copy: bool 
         return await ok(("attack", request), compute)
 
     return app
+
+
+async def _list_bytes(request: Request) -> bytes:
+    """The army list a ``POST /api/list`` sends: the body itself, or the field ``file`` of a
+    multipart form. Raises ``InputError`` (422) for an empty list or a form without the file,
+    ``UnsupportedMedia`` (415) for a body of another media type."""
+    kind = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    if kind == "multipart/form-data":
+        from starlette.datastructures import UploadFile
+
+        try:
+            form = await request.form(max_files=1, max_fields=1, max_part_size=limits.MAX_LIST_BYTES)
+        except StarletteHTTPException as exc:  # starlette's answer to a malformed form
+            raise InputError(f"the form cannot be read ({exc.detail}); upload the list as the field 'file' "
+                             "of a multipart/form-data form, e.g. curl -F file=@army.txt") from None
+        upload = form.get("file")
+        if not isinstance(upload, UploadFile):
+            raise InputError("the form has no file field 'file'; upload the list as the field 'file', "
+                             "e.g. curl -F file=@army.txt")
+        data = await upload.read()
+    elif kind in ("", "text/plain", "application/octet-stream"):
+        data = await request.body()
+    else:
+        raise UnsupportedMedia(f"content-type {kind}: send the army list as text/plain, application/octet-stream "
+                               "or the field 'file' of a multipart/form-data form")
+    if not data.strip():
+        raise InputError("the army list is empty; send the list's text as exported from the Warhammer app, New "
+                         "Recruit, ListForge or War Organ, or a BattleScribe roster")
+    return data
+
+
+class UnsupportedMedia(InputError):
+    """A request body of a media type the endpoint does not read (415)."""
 
 
 def _edition_of(con, request) -> int:
