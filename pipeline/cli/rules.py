@@ -134,6 +134,9 @@ def rule_diff_command(
     on: Optional[str] = typer.Option(None, "--on", help="Date, YYYY-MM-DD."),
     db: str = typer.Option(str(query.DEFAULT_DB), "--db", help="Database: a DuckDB file, sqlite:///FILE or postgresql://USER@HOST/DB."),
     fmt: DiffFormat = typer.Option(DiffFormat.table, "--format", "-f", help="table or json."),
+    plot: Optional[Path] = typer.Option(None, "--plot", help=(
+        "Also draw it into FILE.png or FILE.svg: the new wording with the removed and added words marked; "
+        "with --all, the changed word runs of each rule.")),
 ) -> None:
     """Word-level differences between a rule's governing wordings in two editions.
 
@@ -141,13 +144,22 @@ def rule_diff_command(
     status (changed, added, removed; the same ones are left out) and the count of changed word
     runs; `rule-diff NAME` gives the diff of one.
 
-    Example: wh40k rule-diff "Lethal Hits" --from 10 --to 11
+    Example: wh40k rule-diff "Lethal Hits" --from 10 --to 11 --plot lethal-hits.svg
     """
+    if plot is not None:
+        from pipeline.service.plot import check_plot_path
+
+        check_plot_path(plot)
     con = query.open_database(db)
     query.check_edition(con, from_edition, "--from")
     query.check_edition(con, to_edition, "--to")
     if all_:
         rows = [r for r in changed_rules(con, from_edition, to_edition, mode.value) if r["status"] != "same"]
+        if plot is not None:
+            from pipeline.service.plot import plot_rule_changes
+
+            plot_rule_changes(rows, plot, from_edition, to_edition)
+            note(f"chart written to {plot}")
         if fmt is DiffFormat.json:
             print(to_json(rows))
         else:
@@ -156,6 +168,11 @@ def rule_diff_command(
     if name is None:
         raise InputError("rule-diff needs a rule name, or --all for every core rule; e.g. wh40k rule-diff \"Lethal Hits\"")
     diff = rule_diff(con, name, from_edition, to_edition, mode.value, _date(on))
+    if plot is not None:
+        from pipeline.service.plot import plot_rule_diff
+
+        plot_rule_diff({**diff.as_dict(), "ops": diff.ops}, plot)
+        note(f"chart written to {plot}")
     if fmt is DiffFormat.json:
         print(to_json(diff.as_dict()))
         return

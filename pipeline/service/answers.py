@@ -209,3 +209,25 @@ def matchup_rows(con: duckdb.DuckDBPyConnection, weapon: str | None = None, atta
                  if value is not None]
         note = f"no matchup has {' and '.join(given)}; loosen a filter (each is part of a name, ignoring case)"
     return {"matchups": rows, "total": int(total), "note": note}
+
+
+def top_matchups(con: duckdb.DuckDBPyConnection, edition: int, top: int = 30) -> list[dict[str, Any]]:
+    """The rows of ``matchup_rows`` that a heatmap of a whole table shows: the ``top`` weapon
+    profiles of ``edition`` with the most expected models destroyed on average against the
+    standard profiles (GEQ, MEQ, TEQ, VEHICLE, MONSTER), each against each of those, the best
+    first. Raises ``EmptyTable`` when the table is empty."""
+    if con.execute("SELECT count(*) FROM matchups").fetchone()[0] == 0:
+        raise EmptyTable("the matchups table is empty: fill it with `wh40k matchups` (every weapon profile against "
+                         "every target; a few minutes), then ask again")
+    rows = matchup_rows(con, edition=edition, limit=1_000_000)["matchups"]
+    standard = [r for r in rows if r["target_kind"] == "standard"]
+    by_weapon: dict[tuple, list[dict[str, Any]]] = {}
+    for r in standard:
+        by_weapon.setdefault((r["datasheet_id"], r["weapon_name"], r["profile_name"], r["is_melee"]), []).append(r)
+
+    def mean(found: list[dict[str, Any]]) -> float:
+        values = [r["expected_models_destroyed"] for r in found if r["expected_models_destroyed"] is not None]
+        return sum(values) / len(values) if values else -1.0
+    best = sorted(by_weapon, key=lambda key: (-mean(by_weapon[key]), key))[:top]
+    order = {name: i for i, name in enumerate(("GEQ", "MEQ", "TEQ", "VEHICLE", "MONSTER"))}
+    return [r for key in best for r in sorted(by_weapon[key], key=lambda r: order.get(r["target_id"], 99))]
