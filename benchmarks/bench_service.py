@@ -12,6 +12,9 @@ address only. The machine's load average is printed with the figures (the machin
     attacker x target profile x options, each combination once), every one read from the
     database and resolved by the engine for the first time: median and 95th percentile;
 (b) cached: one unit and one attack, the same request ``REQUESTS`` times each (the cache answers);
+Each line also gives the server's CPU time per request (from ``/proc``, on Linux): on a
+shared machine the wall time stretches with the load, the CPU time much less.
+
 (c) the server's start (the SQLite copy of a DuckDB file: ``pipeline.service.reader``), and
     (a) for ``COLD_DIRECT`` requests with ``--no-copy`` (the DuckDB file read directly);
 (d) the reference, in this process with no HTTP: ``answers.unit_answer`` and
@@ -95,6 +98,29 @@ def distinct_requests(db: Path, n: int) -> tuple[list[str], list[dict]]:
     return units, attacks
 
 
+def server_cpu_seconds(base: str) -> Callable[[], float | None]:
+    """A function giving the CPU time (user + system, seconds) the server at ``base`` has used:
+    read from ``/proc`` (Linux) for the process whose command line has its ``--port``; None
+    elsewhere."""
+    port = base.rsplit(":", 1)[1]
+    pid = None
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            args = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"serve" in args and b"--port" in args and args[args.index(b"--port") + 1] == port.encode():
+            pid = entry.name
+    tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+    def used() -> float | None:
+        if pid is None:
+            return None
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / tick
+    return used
+
+
 def _load() -> str:
     one, five, _ = os.getloadavg()
     return f"load average {one:.1f} (1 min), {five:.1f} (5 min) on {os.cpu_count()} cores"
@@ -109,6 +135,7 @@ def main(argv: list[str]) -> None:
         start = time.perf_counter()
         with served(db, extra=args, timeout=600) as base, httpx.Client(base_url=base, timeout=60) as client:
             print(f"  server ({label}) answering after {time.perf_counter() - start:.1f} s")
+            cpu = server_cpu_seconds(base)
 
             def unit(name: str) -> Callable[[], int]:
                 return lambda: client.get("/api/unit", params={"name": name}).status_code
@@ -118,17 +145,27 @@ def main(argv: list[str]) -> None:
 
             for what, calls in (("one unit", [unit(u) for u in units[:count]]),
                                 ("an attack", [attack(a) for a in attacks[:count]])):
+                before = cpu()
                 times, statuses = timings(calls)
                 medians[f"{what} {label}"] = statistics.median(times)
-                print(f"  {what:10} (uncached, {label:11}): {summary(times, statuses)}")
+                print(f"  {what:10} (uncached, {label:11}): {summary(times, statuses)}{_cpu(cpu, before, len(calls))}")
             if args:
                 continue
             for what, call in (("one unit", unit(UNIT)), ("an attack", attack(ATTACK))):
                 call()
+                before = cpu()
                 times, statuses = timings([call] * REQUESTS)
-                print(f"  {what:10} (cached,   {label:11}): {summary(times, statuses)}")
+                print(f"  {what:10} (cached,   {label:11}): {summary(times, statuses)}{_cpu(cpu, before, REQUESTS)}")
     print(f"  {_load()}")
     _reference(db, units, attacks, medians)
+
+
+def _cpu(cpu: Callable[[], float | None], before: float | None, requests: int) -> str:
+    """``; server CPU X ms per request`` (what the load of the machine does not stretch)."""
+    after = cpu()
+    if before is None or after is None:
+        return ""
+    return f"; server CPU {1000 * (after - before) / requests:.2f} ms per request"
 
 
 def _reference(db: Path, units: list[str], attacks: list[dict], medians: dict[str, float]) -> None:

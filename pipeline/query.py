@@ -524,19 +524,30 @@ def weapons(
                coalesce({abilities}, '') AS abilities,
                w.source_id
         FROM weapon_profiles w JOIN datasheets d USING (datasheet_id)
-        WHERE (? IS NULL OR w.datasheet_id = ?)
-          AND (? IS NULL OR d.edition = ?)
-          AND (? IS NULL OR lower(w.weapon_name) LIKE '%' || lower(?) || '%')
-          AND (? IS NULL OR EXISTS (
+        {{where}}
+        ORDER BY w.is_melee, w.weapon_name, d.name, w.profile_name
+    """
+    # only the filters given, so that a lookup by datasheet reads by its key (no `? IS NULL OR`)
+    where: list[str] = []
+    params: list[Any] = []
+    if datasheet_id is not None:
+        where.append("w.datasheet_id = ?")
+        params.append(datasheet_id)
+    if edition is not None:
+        where.append("d.edition = ?")
+        params.append(edition)
+    if name is not None:
+        where.append("lower(w.weapon_name) LIKE '%' || lower(?) || '%'")
+        params.append(name)
+    if ability:
+        where.append("""EXISTS (
                 SELECT 1 FROM weapon_abilities a
                 WHERE a.datasheet_id = w.datasheet_id AND a.weapon_name = w.weapon_name
                   AND a.is_melee = w.is_melee AND a.profile_name = w.profile_name
                   AND (upper(a.name) = upper(?) OR upper(a.raw_text) = upper(?)
-                       OR upper(a.name || '-' || coalesce(a.target_keyword, '')) = upper(?))))
-        ORDER BY w.is_melee, w.weapon_name, d.name, w.profile_name
-    """
-    ab = clean_line(ability) if ability else None
-    params = [datasheet_id, datasheet_id, edition, edition, name, name, ab, ab, ab, ab]
+                       OR upper(a.name || '-' || coalesce(a.target_keyword, '')) = upper(?)))""")
+        params.extend([clean_line(ability)] * 3)
+    sql = sql.replace("{where}", "WHERE " + " AND ".join(where) if where else "")
     return _rows(con.execute(sql, params))
 
 
