@@ -5,6 +5,8 @@ copy (the default) or read directly (``--no-copy``)."""
 
 from __future__ import annotations
 
+import os
+import shutil
 from pathlib import Path
 
 import httpx
@@ -108,3 +110,19 @@ def test_serve_refuses_a_url_of_another_database_and_a_missing_sqlite_file(tmp_p
     assert run(["serve", "--db", f"sqlite:///{missing}"]) == 1
     assert capsys.readouterr().err.strip() == (
         f"Error: {missing}: no database; build it with `wh40k build --db sqlite:///{missing}`")
+
+
+def test_a_replaced_database_file_is_copied_again_and_the_cache_emptied(tmp_path):
+    path = tmp_path / "editions.duckdb"
+    shutil.copy(editions_db(), path)
+    database = Database(path)
+    first = database._opened.folder
+    assert database.answer(("units",), lambda con: con.execute("SELECT count(*) FROM datasheets").fetchone()[0]) > 0
+    assert database.cached(("units",)) is not None
+    shutil.copy(editions_db(), tmp_path / "new.duckdb")
+    os.replace(tmp_path / "new.duckdb", path)  # as a rebuild renames its new file over the old
+    with database.reading() as con:
+        assert con.execute("SELECT count(*) FROM datasheets").fetchone()[0] > 0
+    assert database._opened.folder != first and not first.exists()
+    assert database.cached(("units",)) is None
+    database.close()

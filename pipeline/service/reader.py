@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from pipeline import query
-from pipeline.database import _file_identity
 from pipeline.service import DEFAULT_CACHE_SIZE
 from pipeline.targets import Target, parse_target
 
@@ -74,6 +73,15 @@ def sqlite_copy(con: Any, path: Path) -> None:
         out.close()
 
 
+def _stat(path: Path) -> tuple | None:
+    """Device, inode, size and modification time of a file (None when there is none)."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return None
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
+
+
 class _Opened:
     """One opening of the database: what the workers connect to, and what is read once."""
 
@@ -116,6 +124,7 @@ class Database:
         #: The wording of each rule an attack's steps name, by (rule key, edition): kept whatever
         #: ``cache_size`` (a few dozen rules; each lookup reads several tables).
         self.wordings: dict[tuple[str, int], Any] = {}
+        self._wal = None if self.target.path is None else self.target.path.with_name(self.target.path.name + ".wal")
         self._identity = self._identity_now()
         self._opened = self._open()
         self._generation = 0
@@ -130,7 +139,11 @@ class Database:
         return sa.engine.make_url(self.target.url).database or ""
 
     def _identity_now(self) -> tuple:
-        return _file_identity(self.target.path) if self.target.path is not None else (self.target.url,)
+        """What changes when the database file is replaced or written (as ``_file_identity``,
+        without resolving the path again: one ``stat`` of the file and one of its log)."""
+        if self.target.path is None:
+            return (self.target.url,)
+        return tuple(_stat(p) for p in (self.target.path, self._wal))
 
     def _open(self) -> _Opened:
         con = query.open_database(self.target)
