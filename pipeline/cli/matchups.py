@@ -78,6 +78,6 @@ def _plot(db: Path, edition: int, path: Path) -> None:
     finally:
         con.close()
     weapons = len({(r["datasheet_id"], r["weapon_name"], r["profile_name"], r["is_melee"]) for r in rows})
-    plot_matchups(rows, path, f"Expected models destroyed, edition {edition}: the {weapons} weapon profiles "
+    plot_matchups(rows, path, f"Expected models destroyed, edition {edition}:\nthe {weapons} weapon profiles "
                               "that destroy the most against the standard profiles")
     note(f"chart written to {path}")

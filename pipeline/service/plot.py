@@ -278,7 +278,7 @@ def plot_matchups(rows: Sequence[dict], path: Path, title: str) -> None:
     for r in rows:
         if r["expected_models_destroyed"] is not None:
             values[attackers.index(matchup_label(r)), targets.index(r["target_name"])] = r["expected_models_destroyed"]
-    figure = _figure((2.5 + 1.1 * len(targets), 1.3 + 0.28 * len(attackers)))
+    figure = _figure((max(9.0, 4.0 + 1.0 * len(targets)), 1.5 + 0.28 * len(attackers)))
     figure.suptitle(title)
     axes = figure.add_subplot()
     image = axes.imshow(np.ma.masked_invalid(values), cmap="viridis", aspect="auto")
