@@ -360,6 +360,17 @@ def _strpos(text: str | None, part: str | None) -> int | None:
     return text.find(part) + 1
 
 
+def _starts_with(text: str | None, prefix: str | None) -> bool | None:
+    """``starts_with(text, prefix)`` (DuckDB's and PostgreSQL's): whether ``text`` begins with ``prefix``.
+
+    >>> _starts_with("lethal hits", "leth"), _starts_with("x", "y"), _starts_with(None, "x")
+    (True, False, None)
+    """
+    if text is None or prefix is None:
+        return None
+    return text.startswith(prefix)
+
+
 def _concat_ws(separator: str | None, *parts: object) -> str | None:
     """``concat_ws(separator, ...)``: the parts that are not NULL, joined (as DuckDB and PostgreSQL do).
 
@@ -390,6 +401,7 @@ def open_sqlite(target: Target) -> SqlConnection:
     # DuckDB's and PostgreSQL's strpos, which the pipeline's own SQL uses (pipeline.search)
     raw.create_function("strpos", 2, _strpos, deterministic=True)
     raw.create_function("concat_ws", -1, _concat_ws, deterministic=True)  # SQLite has it from 3.44
+    raw.create_function("starts_with", 2, _starts_with, deterministic=True)
     if hasattr(raw, "enable_load_extension"):
         raw.enable_load_extension(False)
     con = SqlConnection(raw, target)
