@@ -144,7 +144,7 @@ def filled(tmp_path_factory) -> Path:
     """A copy of the test database with its matchups tables filled by ``wh40k matchups``."""
     path = tmp_path_factory.mktemp("matchups") / "editions.duckdb"
     shutil.copy(editions_db(), path)
-    assert run(["matchups", "--db", str(path), "--format", "json"]) == 0
+    assert run(["matchups", "--db", str(path), "--edition", "10", "--format", "json"]) == 0
     return path
 
 
