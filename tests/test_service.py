@@ -170,7 +170,7 @@ def test_no_endpoint_writes_and_only_attack_and_list_take_a_post(api, db):
     methods = {(path, method) for path, ops in schema["paths"].items() for method in ops}
     assert methods == {(p, "get") for p in ("/api/info", "/api/units", "/api/unit", "/api/weapons", "/api/rule",
                                             "/api/rule-diff", "/api/rule-changes", "/api/search", "/api/matchups")} | {
-        ("/api/attack", "post"), ("/api/list", "post")}
+        ("/api/attack", "post"), ("/api/list", "post"), ("/api/matchup", "post")}
     for path in ("/api/unit", "/api/units", "/api/rule"):
         assert api.delete(path).status_code == 405
         assert api.put(path, json={}).status_code == 405

@@ -192,3 +192,63 @@ def test_any_body_sent_as_a_list_is_an_answer_or_a_422(api, body):
     assert got.status_code in (200, 422), got.text
     if got.status_code == 422:
         assert set(got.json()) == {"detail"} and "\n" not in got.json()["detail"]
+
+
+SQUAD = """Test Sisters (1000 points)
+
+Adepta Sororitas
+Strike Force (2000 Point)
+Hallowed Martyrs
+
+BATTLELINE
+
+Battle Sisters Squad (110 points)
+  • 9x Battle Sister
+    • 9x Boltgun
+    • 9x Close combat weapon
+  • 1x Sister Superior
+    • 1x Bolt pistol
+    • 1x Boltgun
+"""
+
+
+def test_a_matchup_of_two_lists_is_the_matchup_commands_json(api, tmp_path, capsys):
+    mine, theirs = tmp_path / "mine.txt", tmp_path / "theirs.txt"
+    mine.write_text(SQUAD, encoding="utf-8")
+    theirs.write_text(ARMY, encoding="utf-8")
+    capsys.readouterr()
+    assert run(["matchup", str(mine), str(theirs), "--edition", "10", "--format", "json",
+                "--db", str(editions_db())]) == 0
+    expected = json.loads(capsys.readouterr().out)
+    expected["summary"].pop("seconds")
+    got = api.post("/api/matchup", json={"mine": SQUAD, "theirs": ARMY, "edition": 10})
+    assert got.status_code == 200, got.text
+    assert got.json() == expected
+    fired = [r for r in expected["rows"] if r["method"] != "no weapon"]
+    assert fired and all(r["attacker"] == "Battle Sisters Squad" for r in expected["rows"])
+    assert {r["phase"] for r in fired} == {"shooting", "fight"}
+    shooting = api.post("/api/matchup", json={"mine": SQUAD, "theirs": ARMY, "edition": 10, "phase": "shooting"})
+    assert {r["phase"] for r in shooting.json()["rows"]} == {"shooting"}
+
+
+@pytest.mark.parametrize(("body", "status", "detail"), [
+    ({"mine": "hello there\n", "theirs": ARMY}, 422, None),
+    ({"mine": SQUAD, "theirs": ARMY, "colour": "red"}, 422,
+     "body field 'colour': Extra inputs are not permitted; see /docs for what the request takes"),
+    ({"mine": SQUAD}, 422, "body field 'theirs': Field required; see /docs for what the request takes"),
+])
+def test_a_matchup_that_cannot_be_read_is_a_422_that_says_why(api, body, status, detail):
+    got = api.post("/api/matchup", json=body)
+    assert got.status_code == status, got.text
+    if detail is None:
+        assert got.json()["detail"].startswith("line 1: not an army list of a known format")
+    else:
+        assert got.json()["detail"] == detail
+
+
+def test_a_matchup_body_over_two_lists_is_a_413(api):
+    got = api.post("/api/matchup", content=b"x" * (2 * MAX_LIST_BYTES + 65 * 1024),
+                   headers={"content-type": "application/json"})
+    assert got.status_code == 413
+    assert got.json()["detail"].endswith(f"at most {2 * MAX_LIST_BYTES + 64 * 1024} bytes for POST /api/matchup "
+                                         "(two army lists); send a smaller body")

@@ -41,7 +41,7 @@ def api_schema(base_url):
 #: Every operation of the API (``tests/test_service.py`` checks that the schema has these alone).
 OPERATIONS = [("GET", p) for p in ("/api/info", "/api/units", "/api/unit", "/api/weapons", "/api/rule",
                                     "/api/rule-diff", "/api/rule-changes", "/api/search", "/api/matchups")] + [
-    ("POST", "/api/attack"), ("POST", "/api/list")]
+    ("POST", "/api/attack"), ("POST", "/api/list"), ("POST", "/api/matchup")]
 
 
 def test_the_operations_are_the_schemas(api_schema):

@@ -48,9 +48,10 @@ def serve_command(
     /docs) and a web page (/) to look units and rules up and resolve attacks.
 
     The endpoints: GET /api/units, /api/unit, /api/weapons, /api/rule, /api/rule-diff,
-    /api/rule-changes, /api/search, /api/matchups, /api/info and POST /api/attack, /api/list;
-    they answer as `units`, `unit`, `weapons`, `rule`, `rule-diff`, `search`, `attack` and
-    `list show` do with --format json (/api/matchups reads the table `wh40k matchups` fills).
+    /api/rule-changes, /api/search, /api/matchups, /api/info and POST /api/attack, /api/list,
+    /api/matchup; they answer as `units`, `unit`, `weapons`, `rule`, `rule-diff`, `search`,
+    `attack`, `list show` and `matchup` do with --format json (/api/matchups reads the table
+    `wh40k matchups` fills).
     --db takes a DuckDB file (served from a SQLite copy made at start), sqlite:///FILE or
     postgresql://USER@HOST/DB. Ctrl-C stops the server.
 

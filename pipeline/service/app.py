@@ -256,6 +256,39 @@ class MatchupList(BaseModel):
     note: Optional[str] = Field(None, description="Why nothing matched, when nothing did")
 
 
+class MatchupBody(BaseModel):
+    """Two army lists as exported (text: Warhammer app, New Recruit, ListForge, War Organ, or a
+    BattleScribe ``.ros`` roster's XML), the attacker's first."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    mine: str = Field(min_length=1, max_length=limits.MAX_LIST_BYTES, description="The attacking army list")
+    theirs: str = Field(min_length=1, max_length=limits.MAX_LIST_BYTES, description="The target army list")
+    phase: Literal["shooting", "fight", "both"] = "both"
+    edition: Optional[int] = Field(None, ge=10, le=11, description=(
+        "The rules and datasheets (default: the edition mine shows, else theirs's, else the latest)"))
+
+
+class MatchupPair(BaseModel):
+    attacker: str
+    target: str
+    phase: str
+    weapons: Any = Field(None, description="The weapons the attacking unit fires (as wh40k matchup gives them)")
+    target_models: Optional[int] = None
+    expected_models_destroyed: Optional[float] = None
+    p_unit_destroyed: Optional[float] = None
+    expected_damage: Optional[float] = None
+    method: str
+
+
+class MatchupAnswer(BaseModel):
+    """``wh40k matchup --format json``: a row per (attacking unit, target unit, phase)."""
+
+    summary: dict[str, Any]
+    rows: list[MatchupPair]
+    notes: list[str]
+
+
 Reroll = Literal["ones", "failed", "all"]
 Language = Literal["en", "de", "es", "fr", "it", "ja", "ko", "zh"]
 
@@ -331,7 +364,7 @@ def _where(loc: tuple) -> str:
 
 #: The largest request body of each endpoint that takes one, in bytes (``BodyLimit``): an army
 #: list (and a form's wrapping of it), a JSON request of names and options.
-MAX_BODY_BYTES = {"/api/list": limits.MAX_LIST_BYTES + 64 * 1024}
+MAX_BODY_BYTES = {"/api/list": limits.MAX_LIST_BYTES + 64 * 1024, "/api/matchup": 2 * limits.MAX_LIST_BYTES + 64 * 1024}
 MAX_JSON_BODY_BYTES = 64 * 1024
 
 
@@ -376,7 +409,8 @@ class BodyLimit:
 
     @staticmethod
     async def _refuse(scope: dict, send: Callable, size: int, limit: int, at_least: bool = False) -> None:
-        what = "an army list and its form" if scope["path"] in MAX_BODY_BYTES else "a JSON request"
+        what = {"/api/list": "an army list and its form", "/api/matchup": "two army lists"}.get(
+            scope["path"], "a JSON request")
         response = _error(413, f"the request body has {'over ' if at_least else ''}{size} bytes: at most {limit} bytes "
                                f"for {scope['method']} {scope['path']} ({what}); send a smaller body")
         await response(scope, _no_receive, send)
@@ -593,6 +627,28 @@ def create_app(db: str | Path, cache_size: int = DEFAULT_CACHE_SIZE, copy: bool 
             query.check_edition(con, edition)
             return as_json(match_list(con, army, edition or army.edition or query.latest_edition(con)))
         return await ok(("list", hashlib.sha256(data).hexdigest(), edition), compute)
+
+    @app.post("/api/matchup", response_model=MatchupAnswer, responses=BODY_ERRORS,
+              summary="Every unit of one army list against every unit of another (wh40k matchup --format json)")
+    async def list_matchup(body: MatchupBody = Body(...)) -> Response:
+        from pipeline.lists import parse_list
+
+        army, other = parse_list(body.mine.encode()), parse_list(body.theirs.encode())
+
+        def compute(con):
+            from pipeline.lists.match import match_list
+            from pipeline.lists.matchup import matchup
+
+            query.check_edition(con, body.edition)
+            edition = body.edition or army.edition or other.edition or query.latest_edition(con)
+            phases = ("shooting", "fight") if body.phase == "both" else (body.phase,)
+            result = matchup(con, match_list(con, army, edition), match_list(con, other, edition), phases, edition)
+            summary = result.summary()
+            summary.pop("seconds", None)  # the same request, the same answer
+            return {"summary": summary, "rows": result.rows, "notes": result.notes}
+        key = ("matchup", hashlib.sha256(body.mine.encode()).hexdigest(), hashlib.sha256(body.theirs.encode()).hexdigest(),
+               body.phase, body.edition)
+        return await ok(key, compute)
 
     @app.get("/api/matchups", response_model=MatchupList, responses=MATCHUP_ERRORS,
              summary="Weapon profiles against targets, from the matchups table (filled by wh40k matchups)")
