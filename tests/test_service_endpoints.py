@@ -252,3 +252,29 @@ def test_a_matchup_body_over_two_lists_is_a_413(api):
     assert got.status_code == 413
     assert got.json()["detail"].endswith(f"at most {2 * MAX_LIST_BYTES + 64 * 1024} bytes for POST /api/matchup "
                                          "(two army lists); send a smaller body")
+
+
+def test_matchup_plot_is_a_heatmap_whose_cells_are_the_rows(tmp_path, capsys):
+    import xml.etree.ElementTree as ET
+
+    mine, theirs = tmp_path / "mine.txt", tmp_path / "theirs.txt"
+    mine.write_text(SQUAD, encoding="utf-8")
+    theirs.write_text(ARMY, encoding="utf-8")
+    path = tmp_path / "matchup.svg"
+    capsys.readouterr()
+    assert run(["matchup", str(mine), str(theirs), "--edition", "10", "--format", "json", "--plot", str(path),
+                "--db", str(editions_db())]) == 0
+    out = capsys.readouterr()
+    assert f"chart written to {path}" in out.err.splitlines()
+    rows = json.loads(out.out)["rows"]
+    labels = list(dict.fromkeys(f"{r['attacker']} ({r['phase']})" for r in rows))
+    targets = list(dict.fromkeys(r["target"] for r in rows))
+    cells = {}
+    for group in ET.parse(path).getroot().iter("{http://www.w3.org/2000/svg}g"):
+        found = re.fullmatch(r"cell-(\d+)-(\d+)", group.get("id", ""))
+        if found:
+            cells[(int(found.group(1)), int(found.group(2)))] = "".join(
+                t.text or "" for t in group.iter("{http://www.w3.org/2000/svg}text"))
+    assert cells == {(labels.index(f"{r['attacker']} ({r['phase']})"), targets.index(r["target"])):
+                     f"{r['expected_models_destroyed']:.2f}" for r in rows if r["expected_models_destroyed"] is not None}
+    assert any(float(v) > 0 for v in cells.values())

@@ -30,6 +30,9 @@ def matchup_command(
         "else THEIRS's, else the latest in the database).")),
     db: str = typer.Option(str(query.DEFAULT_DB), "--db", help="Database: a DuckDB file, sqlite:///FILE or postgresql://USER@HOST/DB."),
     fmt: Format = typer.Option(Format.table, "--format", "-f", help="table, json or csv."),
+    plot: Optional[Path] = typer.Option(None, "--plot", help=(
+        "Also draw FILE.png or FILE.svg: a heatmap of expected models destroyed, each attacking unit and "
+        "phase (rows) by each target unit (columns).")),
 ) -> None:
     """Every unit of army list MINE attacking every unit of army list THEIRS (shooting and fight):
     expected models destroyed, P(target unit destroyed) and expected damage per pair.
@@ -51,6 +54,10 @@ def matchup_command(
         from pipeline.errors import InputError
 
         raise InputError(f"--edition {edition}: the editions are 10 and 11")
+    if plot is not None:
+        from pipeline.service.plot import check_plot_path
+
+        check_plot_path(plot)
     army, other = read_list(mine), read_list(theirs)
     con = query.open_database(db)
     query.check_edition(con, edition)
@@ -62,6 +69,12 @@ def matchup_command(
                      ("shooting", "fight") if phase is MatchupPhase.both else (phase.value,), edition,
                      progress=lambda text: print(text, file=sys.stderr, flush=True))
     summary = result.summary()
+    if plot is not None:
+        from pipeline.service.plot import plot_list_matchup
+
+        plot_list_matchup(result.rows, plot, f"Expected models destroyed: {mine.name} against {theirs.name} "
+                                             f"(edition {edition})")
+        note(f"chart written to {plot}")
     if fmt is Format.json:
         print(to_json({"summary": summary, "rows": result.rows, "notes": result.notes}))
         return

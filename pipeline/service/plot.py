@@ -11,7 +11,8 @@ names its parts (``gid``) and keeps its words as text, so a program can read a c
   ``diff-<n>-<equal|removed|added>``.
 - ``plot_rule_changes``: ``rule-diff --all``: a bar per rule that changed, its length the
   count of changed word runs (``change-<rule key>``), and the added and removed rules named.
-- ``plot_matchups``: a heatmap of expected models destroyed, attackers (weapon profiles) by
+- ``plot_matchups`` (``wh40k matchups``) and ``plot_list_matchup`` (``wh40k matchup``): a
+  heatmap of expected models destroyed, attackers (weapon profiles; units and phases) by
   targets; each cell is a text with its value and the id ``cell-<row>-<column>``.
 """
 
@@ -267,27 +268,47 @@ def plot_matchups(rows: Sequence[dict], path: Path, title: str) -> None:
     ``path``: a row per weapon profile (in the order of ``rows``), a column per target; a cell
     with no figure (the exact engine refused the pair) is blank. Raises what
     ``plot_rule_diff`` raises, and ``InputError`` for no rows."""
+    heatmap([(matchup_label(r), r["target_name"], r["expected_models_destroyed"]) for r in rows], path, title,
+            "no matchups to draw; fill the table with `wh40k matchups`")
+
+
+def plot_list_matchup(rows: Sequence[dict], path: Path, title: str) -> None:
+    """Draw ``wh40k matchup`` rows (attacker, target, phase, expected_models_destroyed) as a
+    heatmap of expected models destroyed: a row per attacking unit and phase, a column per
+    target unit (a pair the engines refused is blank). Raises what ``plot_matchups`` raises."""
+    import math
+
+    heatmap([(f"{r['attacker']} ({r['phase']})", r["target"],
+              None if r["expected_models_destroyed"] is None or math.isnan(r["expected_models_destroyed"])
+              else r["expected_models_destroyed"]) for r in rows], path, title, "the lists give no pair to draw")
+
+
+def heatmap(cells: Sequence[tuple[str, str, float | None]], path: Path, title: str, empty: str) -> None:
+    """A heatmap of expected models destroyed into ``path``: ``cells`` are (row label, column
+    label, value or None), rows and columns in the order they first come; a cell is a text with
+    its value and the id ``cell-<row>-<column>``, a None blank. ``empty``: the error's reason
+    when there are no cells."""
     check_plot_path(path)
-    if not rows:
-        raise InputError(f"--plot {path}: no matchups to draw; fill the table with `wh40k matchups`")
+    if not cells:
+        raise InputError(f"--plot {path}: {empty}")
     import numpy as np
 
-    attackers = list(dict.fromkeys(matchup_label(r) for r in rows))
-    targets = list(dict.fromkeys(r["target_name"] for r in rows))
-    values = np.full((len(attackers), len(targets)), np.nan)
-    for r in rows:
-        if r["expected_models_destroyed"] is not None:
-            values[attackers.index(matchup_label(r)), targets.index(r["target_name"])] = r["expected_models_destroyed"]
-    figure = _figure((max(9.0, 4.0 + 1.0 * len(targets)), 1.5 + 0.28 * len(attackers)))
+    rows = list(dict.fromkeys(c[0] for c in cells))
+    columns = list(dict.fromkeys(c[1] for c in cells))
+    values = np.full((len(rows), len(columns)), np.nan)
+    for row, column, value in cells:
+        if value is not None:
+            values[rows.index(row), columns.index(column)] = value
+    figure = _figure((max(9.0, 4.0 + 1.0 * len(columns)), 1.5 + 0.28 * len(rows)))
     figure.suptitle(title)
     axes = figure.add_subplot()
     image = axes.imshow(np.ma.masked_invalid(values), cmap="viridis", aspect="auto")
     figure.colorbar(image, ax=axes, label="expected models destroyed")
-    axes.set_xticks(range(len(targets)), targets, rotation=30, ha="right", fontsize=8)
-    axes.set_yticks(range(len(attackers)), attackers, fontsize=7)
+    axes.set_xticks(range(len(columns)), columns, rotation=30, ha="right", fontsize=8)
+    axes.set_yticks(range(len(rows)), rows, fontsize=7)
     top = np.nanmax(values) if np.isfinite(values).any() else 1.0
-    for i in range(len(attackers)):
-        for j in range(len(targets)):
+    for i in range(len(rows)):
+        for j in range(len(columns)):
             if np.isfinite(values[i, j]):
                 cell = axes.text(j, i, f"{values[i, j]:.2f}", ha="center", va="center", fontsize=7,
                                  color="black" if values[i, j] > 0.6 * top else "white")
