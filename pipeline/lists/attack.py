@@ -274,15 +274,33 @@ class UnitBuilder:
             bodyguard = matched.units[unit.bodyguard]
             built = unit_from_datasheets(self.con, sheets[0], sheets[1:], bodyguard.unit.model_count or None, phase,
                                          own)
-            lines = []
+            from pipeline.engine.unit_effects import SheetPart
+
+            lines: list = []
+            parts = []
             for k, index in enumerate(unit.members):
                 member = matched.units[index]
                 mine = [ln for ln in built.lines if ln.unit == sheets[k]["name"] and (ln.role == "bodyguard") == (k == 0)]
+                start = len(lines)
                 lines += self._listed_counts(member, sheets[k], mine, own)
-            self._targets[key] = (dataclasses.replace(built, name=unit.label, lines=tuple(lines)), tuple(own))
-        target, own = self._targets[key]
+                role = "bodyguard" if k == 0 else next((ln.role for ln in mine), "leader")
+                parts.append(SheetPart(sheets[k], role, self._keywords(sheets[k]["datasheet_id"]),
+                                       tuple(range(start, len(lines)))))
+            self._targets[key] = (dataclasses.replace(built, name=unit.label, lines=tuple(lines)), tuple(own),
+                                  tuple(parts))
+        target, own, _ = self._targets[key]
         notes.extend(own)
         return target
+
+    def target_parts(self, matched: MatchedList, unit: TableUnit, phase: Phase) -> list:
+        """The ``unit_effects.SheetPart`` of each datasheet of the unit ``target`` built (Bodyguard
+        first): which of its model lines are whose, for the rules of its datasheets."""
+        self.target(matched, unit, phase, [])
+        return list(self._targets[(id(matched), unit, phase)][2])
+
+    def _keywords(self, datasheet_id: str) -> frozenset[str]:
+        return frozenset(k for (k,) in self.con.execute(
+            "SELECT upper(keyword) FROM keywords WHERE datasheet_id = ?", [datasheet_id]).fetchall())
 
     def _listed_counts(self, member: MatchedUnit, sheet: dict, lines: list, notes: list[str]) -> list:
         """``lines`` (one datasheet's model lines) with the counts the list gives its models."""
@@ -450,8 +468,16 @@ def listed_attack(con: duckdb.DuckDBPyConnection, request, explain: bool = True)
 
     request = dataclasses.replace(request, phase=phase, target=target_id,
                                   attacker=sheet["datasheet_id"] if sheet is not None else None)
-    weapons, target, context, applied, effect_notes = effects_for(con, request, sheet, edition, weapons, target,
-                                                                  context)
+    if theirs is not None and (len(unit.lines) > 1 or unit.attached):
+        # an Attached or mixed listed unit: the rules of its datasheets on the model lines they are
+        # for, as for a unit target named by its datasheets
+        weapons, unit, context, applied, effect_notes = service._unit_effects(
+            con, request, sheet, edition, weapons, unit, context, builder.target_parts(theirs, picked, phase))
+        held = {f"({a.rule_name}) only when:" for a in applied}  # a Leader's condition that holds now
+        notes = [n for n in notes if not any(h in n for h in held)]
+    else:
+        weapons, target, context, applied, effect_notes = effects_for(con, request, sheet, edition, weapons, target,
+                                                                      context)
     notes += effect_notes
     extra: list = []
     if mine is not None:

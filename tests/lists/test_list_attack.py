@@ -219,3 +219,53 @@ def test_matchup_command_json_and_its_errors(lists_db, capsys, tmp_path):
                                 "list\n")
     status, _, err = _run(capsys, "attack", "--list", str(mine), "Khorne Berzerkers", "--db", str(lists_db))
     assert (status, err) == (1, "Error: no target: give it with --target or --target-list THEIRS UNIT\n")
+
+
+#: A Hospitaller (Medicus Ministorum: "While this model is leading a unit, models in that unit have
+#: the Feel No Pain 5+ ability.") attached to ten Battle Sisters (T3 Sv3+ inv6+ W1).
+TENDED = HEADER.format(name="Tended", faction="Adepta Sororitas", detachment="Hallowed Martyrs") + """Attached Units
+Attached Unit 1
+
+Hospitaller (75 points)
+• Attached as: Leader (Character)
+  • 1x Bolt pistol
+    1x Chirurgeon’s tools
+
+Battle Sisters Squad (100 points)
+• Attached as: Bodyguard (Battleline)
+  • 1x Sister Superior
+    • 1x Bolt pistol
+      1x Boltgun
+      1x Close combat weapon
+  • 9x Battle Sister
+    • 9x Bolt pistol
+      9x Boltgun
+      9x Close combat weapon
+"""
+
+
+def test_a_listed_attached_target_gets_its_leaders_protective_rule(con):
+    """The rules of a listed Attached unit's datasheets reach its model lines, as for
+    ``--target NAME --target-leader LEADER``. One attack A1 S4 AP-3 D1 [TORRENT] (no hit roll):
+    wounds T3 on 3+ (2/3); Sv3+ with AP-3 is 6+, the invulnerable save 6+: unsaved 5/6; Feel No
+    Pain 5+ lets the wound through with 2/3. P(a Battle Sister destroyed) = 2/3 x 5/6 x 2/3 = 10/27
+    with the Hospitaller's rule, 2/3 x 5/6 = 5/9 without it (``--without``)."""
+    from pipeline.engine.service import AttackRequest, attack_with
+    from pipeline.lists.attack_input import ListUnit
+
+    shot = ("A1 S4 AP-3 D1 [TORRENT]",)
+    listed = ListUnit(TENDED.encode("utf-8"), "Hospitaller", "tended")
+
+    def outcome(**kw):
+        return attack_with(con, AttackRequest(attacker=None, weapon_profiles=shot, edition=11, phase="shooting",
+                                              **kw), explain=False)
+
+    tended = outcome(target="", target_list=listed)
+    named = outcome(target="Battle Sisters Squad", target_leaders=("Hospitaller",))
+    bare = outcome(target="", target_list=listed, without_effects=("Medicus Ministorum",))
+    assert tended.result.models_destroyed.pmf[1] == pytest.approx(10 / 27, abs=1e-12)
+    assert named.result.models_destroyed.pmf[1] == pytest.approx(10 / 27, abs=1e-12)
+    assert bare.result.models_destroyed.pmf[1] == pytest.approx(5 / 9, abs=1e-12)
+    assert [(e.rule_name, e.applied) for e in tended.effects] == [("Medicus Ministorum", True)]
+    assert tended.unit.profiles == {"Battle Sister": "T3 Sv3+ W1 inv6+ fnp5+", "Hospitaller": "T3 Sv3+ W3 inv6+ fnp5+"}
+    assert not any("only when" in n for n in tended.notes)  # the Leader's condition holds: not said "not applied"
