@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import weakref
 from dataclasses import dataclass
 
 from pipeline.effects.apply import AppliedEffect, apply_effects, effect_from_row
@@ -182,21 +183,38 @@ def _lines_for(wording: str, part: SheetPart, unit: UnitTarget, named: list[Shee
     return part.lines
 
 
-def unit_rules(con, unit: UnitTarget, parts: list[SheetPart]) -> list[LineRule]:
-    """The protective rules of the datasheets of ``unit`` that apply by default, each with the
-    lines it is for (module docstring), in the order of ``parts``."""
-    cols = ", ".join(Effect.model_fields)
-    leaders = [p for p in parts if p.role != "bodyguard"]
-    out: list[LineRule] = []
-    for part in parts:
+#: The effects of each datasheet's abilities, per open (read-only) connection: a matchup asks for
+#: the same datasheets' rules once per pair.
+_READ: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _ability_effects(con, datasheet_id: str) -> dict[tuple[str, str], list[Effect]]:
+    """The ``effects`` rows of the abilities of one datasheet, by (table, rule id), in order
+    (read once per connection)."""
+    try:
+        kept = _READ.setdefault(con, {})
+    except TypeError:  # a connection that cannot be weakly referenced: read each time
+        kept = {}
+    if datasheet_id not in kept:
+        cols = ", ".join(Effect.model_fields)
         cur = con.execute(f"SELECT {cols} FROM effects WHERE rule_table = 'abilities' AND starts_with(rule_id, ?) "
-                          "ORDER BY rule_id, position", [part.sheet["datasheet_id"] + "|"])
+                          "ORDER BY rule_id, position", [datasheet_id + "|"])
         names = [d[0] for d in cur.description]
         grouped: dict[tuple[str, str], list[Effect]] = {}
         for row in cur.fetchall():
             e = effect_from_row(dict(zip(names, row)))
             grouped.setdefault((e.rule_table, e.rule_id), []).append(e)
-        for (table, rule_id), effects in grouped.items():
+        kept[datasheet_id] = grouped
+    return kept[datasheet_id]
+
+
+def unit_rules(con, unit: UnitTarget, parts: list[SheetPart]) -> list[LineRule]:
+    """The protective rules of the datasheets of ``unit`` that apply by default, each with the
+    lines it is for (module docstring), in the order of ``parts``."""
+    leaders = [p for p in parts if p.role != "bodyguard"]
+    out: list[LineRule] = []
+    for part in parts:
+        for (table, rule_id), effects in _ability_effects(con, part.sheet["datasheet_id"]).items():
             holds, named, had = _clause(effects, part, leaders)
             if not holds:
                 continue

@@ -163,18 +163,36 @@ def _prepare(builder: UnitBuilder, mine: MatchedList, theirs: MatchedList, attac
     how = {"weapons": sum(w.models for w in weapons), "unit": unit}
     if not weapons:
         return None, how
-    effects = list(builder.target_defaults(theirs.units[defender.bodyguard].datasheet_id))
+    one_line = len(unit.lines) == 1 and not unit.attached
+    if one_line:
+        effects = list(builder.target_defaults(theirs.units[defender.bodyguard].datasheet_id))
+    else:  # the rules of an Attached or mixed unit's datasheets, on the model lines they are for
+        weapons, unit, context = _unit_rules(builder, mine, theirs, attacker, defender, phase, weapons, unit,
+                                             context)
+        effects = []
     effects += listed_enhancement_effects(builder, mine, attacker, "attacker", notes)[0]
     effects += listed_enhancement_effects(builder, theirs, defender, "target", notes)[0]
     if effects:
         weapons, target, context, _ = apply_effects(effects, weapons, target, context, phase)
-    one_line = len(unit.lines) == 1 and not unit.attached
     unit_key = None if one_line else dataclasses.replace(unit, name="", lines=tuple(
         dataclasses.replace(ln, name="", unit="") for ln in unit.lines))
     key = (tuple(weapon_key(w) for w in weapons), target_key(target), unit_key, context)
-    how.update(weapons_fired=weapons, target=target, context=context, one_line=one_line,
+    how.update(weapons_fired=weapons, target=target, unit=unit, context=context, one_line=one_line,
                batch=one_line and len(weapons) == 1)
     return key, how
+
+
+def _unit_rules(builder: UnitBuilder, mine: MatchedList, theirs: MatchedList, attacker: TableUnit,
+                defender: TableUnit, phase: str, weapons: list, unit, context: Context):
+    """(weapons, unit, context) with the target unit's datasheets' rules applied by default, each on
+    the model lines it is for (``unit_effects``, as ``attack --target-list`` applies them)."""
+    from pipeline.engine import service
+
+    request = service.AttackRequest(attacker=None, target="", phase=phase, edition=builder.edition)  # type: ignore[arg-type]
+    sheet = builder.sheet(mine.units[attacker.bodyguard].datasheet_id).row
+    weapons, unit, context, _, _ = service._unit_effects(builder.con, request, sheet, builder.edition, weapons, unit,
+                                                         context, builder.target_parts(theirs, defender, phase))
+    return weapons, unit, context
 
 
 def _resolve(how: dict, counts: dict[str, int]) -> dict:

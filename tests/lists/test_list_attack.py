@@ -269,3 +269,15 @@ def test_a_listed_attached_target_gets_its_leaders_protective_rule(con):
     assert [(e.rule_name, e.applied) for e in tended.effects] == [("Medicus Ministorum", True)]
     assert tended.unit.profiles == {"Battle Sister": "T3 Sv3+ W1 inv6+ fnp5+", "Hospitaller": "T3 Sv3+ W3 inv6+ fnp5+"}
     assert not any("only when" in n for n in tended.notes)  # the Leader's condition holds: not said "not applied"
+
+
+def test_the_matchup_gives_a_listed_attached_target_its_leaders_protective_rule(con):
+    """Five Bolt pistols (A1 BS4+ S4 AP0 D1) at the Hospitaller's Battle Sisters (T3 Sv3+ W1, Feel No
+    Pain 5+ from Medicus Ministorum): per pistol 1/2 x 2/3 x 1/3 x 2/3 = 2/27, one W1 Bodyguard model
+    for each: E[models destroyed] = 10/27 (5/9 without the Hospitaller's rule), as
+    ``attack --target-list`` gives it."""
+    result = matchup(con, _matched(con, BERZERKERS), _matched(con, TENDED), phases=("shooting",), edition=11)
+    (row,) = result.rows
+    assert row["method"] == "unit"
+    assert row["expected_models_destroyed"] == pytest.approx(10 / 27, abs=1e-12)
+    assert row["expected_damage"] == pytest.approx(10 / 27, abs=1e-9)
