@@ -32,8 +32,9 @@ assembly builds of what it hands over, and the others it builds itself:
   the lines of each alternative;
 - ``LeaderLink`` from ``LEADER`` (``This model can be attached to the following units:``) and
   ``LED BY`` (``This unit can be led by the following units:``). The linked datasheet's id is
-  built like this page's (faction from the link's URL, name slug from the link text); the linked
-  name is kept in the locator (``leader_links`` has no name column).
+  built like this page's (faction from the link's URL, name slug from the link text); the names
+  as printed (this datasheet's header, the link's text) are ``leader_name`` and
+  ``bodyguard_name``, and the linked name is in the locator too.
 - ``WargearOption`` per item of the ``WARGEAR OPTIONS`` list (``<li>``; a nested list of choices
   is one line per choice in the text) and per note under it (``div.dsOptionsComment``:
   ``is_footnote``, text kept with its ``*``), numbered from 1 in page order, as the export's
@@ -1030,12 +1031,15 @@ class _Sheet:
         )
         other = self._ds_ref(name, faction)
         leader, bodyguard = (self.ds_id, other) if side == "leader" else (other, self.ds_id)
+        leader_name, bodyguard_name = (self.name, name) if side == "leader" else (name, self.name)
         self.out.add(
             LeaderLink(
                 **self._p(),
                 locator=f"{_line(li)}: {title} '{name}'",
                 leader_datasheet_id=leader,
                 bodyguard_datasheet_id=bodyguard,
+                leader_name=leader_name,
+                bodyguard_name=bodyguard_name,
             )
         )
 
