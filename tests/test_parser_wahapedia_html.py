@@ -861,3 +861,18 @@ def test_snippet_options_footnote_and_add_on_points():
             "unrecognised element in section 'WARGEAR OPTIONS'",
         ),
     ]
+
+
+def test_the_core_rules_of_the_page_s_tooltips_are_rule_texts(intercessors):
+    from schemas.records import RuleText
+
+    rules = {r.rule_key: r for r in _of(intercessors, RuleText)}
+    assert len(rules) == 36  # the tooltips linking to the core rules, each once; Oath of Moment is not one
+    assert "oath-of-moment" not in rules
+    hit = rules["hit-roll"]
+    assert (hit.title, hit.edition, hit.game_mode, hit.locator) == ("Hit Roll", 10, None, "line 1194: tooltip 'Hit Roll'")
+    assert hit.text.startswith("When a model makes an attack, make one Hit roll for that attack by rolling one D6.")
+    assert hit.text.endswith("A Hit roll can never be modified by more than -1 or +1.")
+    assert {"wound-roll", "saving-throw", "mortal-wounds", "devastating-wounds"} <= set(rules)
+    assert rules["devastating-wounds"].text.startswith(
+        "Weapons with [DEVASTATING WOUNDS] in their profile are known as Devastating Wounds weapons.")
