@@ -433,8 +433,46 @@ def find_datasheet(
             f"no unit named {name!r}"
             + (f"; did you mean: {hint}?" if hint else "; list units with `wh40k units`")
         )
-    matches.sort(key=lambda r: (r["game_mode"] is not None, -(r["edition"] or 0), r["datasheet_id"]))
+    rank = lambda r: (r["game_mode"] is not None, -(r["edition"] or 0))  # noqa: E731
+    matches.sort(key=lambda r: (*rank(r), r["datasheet_id"]))
+    top = [r for r in matches if rank(r) == rank(matches[0])]
+    if len({r["faction_id"] for r in top}) > 1 and not any(r["datasheet_id"] == name for r in top):
+        own = own_faction_copies(con, top)
+        if len({r["faction_id"] for r in own}) != 1:
+            raise InputError(
+                f"{name!r} names datasheets of {len({r['faction_id'] for r in top})} factions and none is another's "
+                f"copy: {', '.join(r['datasheet_id'] for r in top)}; name one by its datasheet id "
+                f"(e.g. {top[0]['datasheet_id']!r})")
+        matches = own + [r for r in matches if r not in own]
     return matches[0], matches[1:]
+
+
+def own_faction_copies(con: duckdb.DuckDBPyConnection, sheets: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Of ``sheets`` (datasheet rows of one name, several factions), those that are not a copy
+    another faction borrows: a sheet is borrowed when it lacks its own faction's keyword or
+    carries that of another of the sheets' factions (a faction's own keyword: the faction keyword
+    most of its datasheets carry; ``Plague Marines`` of Chaos Space Marines carries DEATH GUARD,
+    ``Bloodletters`` of World Eaters lacks WORLD EATERS). Returns them in the order given."""
+    factions = sorted({r["faction_id"] for r in sheets if r["faction_id"]})
+    marks = ", ".join("?" for _ in factions)
+    counted = con.execute(
+        "SELECT d.faction_id, upper(k.keyword), count(*) FROM datasheets d JOIN keywords k USING (datasheet_id) "
+        f"WHERE k.is_faction_keyword AND d.faction_id IN ({marks}) GROUP BY ALL ORDER BY 3 DESC, 2",
+        factions).fetchall()
+    own_keyword: dict[str, str] = {}
+    for faction, keyword, _ in counted:
+        own_keyword.setdefault(faction, keyword)
+    carried = {r["datasheet_id"]: {k.upper() for (k,) in con.execute(
+        "SELECT keyword FROM keywords WHERE datasheet_id = ? AND is_faction_keyword", [r["datasheet_id"]]).fetchall()}
+        for r in sheets}
+
+    def borrowed(r: dict[str, Any]) -> bool:
+        mine = carried[r["datasheet_id"]]
+        return own_keyword.get(r["faction_id"]) not in mine or any(
+            own_keyword.get(f) in mine for f in factions
+            if f != r["faction_id"] and own_keyword.get(f) != own_keyword.get(r["faction_id"]))
+
+    return [r for r in sheets if not borrowed(r)]
 
 
 def unit_detail(con: duckdb.DuckDBPyConnection, datasheet_id: str) -> dict[str, Any]:

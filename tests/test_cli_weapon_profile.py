@@ -208,3 +208,24 @@ def test_cli_custom_weapon_json_and_errors(db, capsys):
     status, out, err = run(capsys, "attack", "Celestian Sacresants", "--weapon", "hallowed mace", "--phase",
                            "shooting", "--target", "MEQ", "--db", str(db))
     assert status == 1 and err.startswith("Error: Celestian Sacresants has no ranged weapon 'hallowed mace'")
+
+
+# --- repeated --damage-reduction -----------------------------------------------------------------
+
+
+def test_repeated_damage_reductions_combine_halve_then_minus_one(db, capsys):
+    # case T20: D6 halved (rounding up: 1,1,2,2,3,3) then -1 (at least 1: 1,1,1,1,2,2) is 4/3 per
+    # event. 6 attacks hit on 2+ (5/6), wound T4 on 4+ (1/2), Sv6+ fails 5/6: 25/12 unsaved.
+    for order in (["half", "1"], ["1", "half"]):
+        flags = [x for r in order for x in ("--damage-reduction", r)]
+        status, out, err = run(capsys, "attack", "--weapon-profile", "A6 BS2+ S4 AP0 DD6", "--models", "1",
+                               "--target", "T4 Sv6+ W20 x1", *flags, "--format", "json", "--db", str(db))
+        assert status == 0, err
+        got = json.loads(out)
+        assert got["unsaved"]["mean"] == pytest.approx(25 / 12, abs=1e-12)
+        assert got["damage"]["mean"] == pytest.approx(25 / 12 * 4 / 3, abs=1e-12)
+    status, _, err = run(capsys, "attack", "--weapon-profile", "A6 BS2+ S4 AP0 DD6", "--target", "MEQ",
+                         "--damage-reduction", "half", "--damage-reduction", "half", "--db", str(db))
+    assert status == 1
+    assert err.strip().splitlines() == ["Error: --damage-reduction half given twice: a Damage characteristic is "
+                                        "halved once; give half once, and 1 for each -1"]

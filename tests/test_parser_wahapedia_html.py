@@ -323,8 +323,12 @@ def test_cadians_abilities_keywords_leaders(cadians):
     ]
     assert "10e/imperial-agents/inquisitor-coteaz" in leaders  # faction from the link's URL
     assert "10e/astra-militarum/hells-last" in leaders  # "Hell’s Last"
-    # The leader's printed name is kept in the locator (leader_links has no name column).
+    # The names as printed: the leader's from the link text, the bodyguard's from the header.
     assert links[0].locator.endswith("LED BY 'Cadian Castellan'")
+    assert (links[0].leader_name, links[0].bodyguard_name) == ("Cadian Castellan", "Cadian Shock Troops")
+    hells_last = next(x for x in links if x.leader_datasheet_id == "10e/astra-militarum/hells-last")
+    assert hells_last.leader_name == "Hell’s Last"
+    assert all(x.leader_name and x.bodyguard_name == "Cadian Shock Troops" for x in links)
 
 
 def test_cadians_options_and_points(cadians):
@@ -739,6 +743,8 @@ def test_snippet_abilities_leader_damaged_special():
         ("10e/astra-militarum/gaunts-ghosts", "10e/astra-militarum/kasrkin"),
         ("10e/astra-militarum/gaunts-ghosts", "10e/imperial-agents/inquisitor"),
     ]
+    names = [(x.leader_name, x.bodyguard_name) for x in _of(result, LeaderLink)]
+    assert names == [("Gaunt’s Ghosts", "Kasrkin"), ("Gaunt’s Ghosts", "Inquisitor")]
     lines = [(c.model_name, c.min_models) for c in _of(result, UnitComposition)]
     assert lines == [("Ibram Gaunt", 1), ("Tanith Ghosts", 5)]
     loadouts = [(w.models, w.model_count, w.equipment) for w in _of(result, WargearLoadout)]
@@ -855,3 +861,18 @@ def test_snippet_options_footnote_and_add_on_points():
             "unrecognised element in section 'WARGEAR OPTIONS'",
         ),
     ]
+
+
+def test_the_core_rules_of_the_page_s_tooltips_are_rule_texts(intercessors):
+    from schemas.records import RuleText
+
+    rules = {r.rule_key: r for r in _of(intercessors, RuleText)}
+    assert len(rules) == 36  # the tooltips linking to the core rules, each once; Oath of Moment is not one
+    assert "oath-of-moment" not in rules
+    hit = rules["hit-roll"]
+    assert (hit.title, hit.edition, hit.game_mode, hit.locator) == ("Hit Roll", 10, None, "line 1194: tooltip 'Hit Roll'")
+    assert hit.text.startswith("When a model makes an attack, make one Hit roll for that attack by rolling one D6.")
+    assert hit.text.endswith("A Hit roll can never be modified by more than -1 or +1.")
+    assert {"wound-roll", "saving-throw", "mortal-wounds", "devastating-wounds"} <= set(rules)
+    assert rules["devastating-wounds"].text.startswith(
+        "Weapons with [DEVASTATING WOUNDS] in their profile are known as Devastating Wounds weapons.")

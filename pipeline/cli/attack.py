@@ -41,6 +41,25 @@ class ReductionChoice(str, Enum):
     half = "half"
 
 
+def damage_reductions(given: list[str]) -> tuple[str | None, int]:
+    """The ``Context`` (``damage_reduction``, ``damage_modifier``) of repeated ``--damage-reduction``
+    values: the Damage halved once (``half``), then 1 less for each ``1``, at least 1 (the engine
+    halves first whatever the order given). Raises ``InputError`` for ``half`` given twice.
+
+    >>> damage_reductions(["half", "1"]), damage_reductions(["1"]), damage_reductions(["1", "1"])
+    (('half', -1), ('one', 0), ('one', -1))
+    """
+    from pipeline.errors import InputError
+
+    if given.count("half") > 1:
+        raise InputError("--damage-reduction half given twice: a Damage characteristic is halved once; "
+                         "give half once, and 1 for each -1")
+    ones = given.count("1")
+    if "half" in given:
+        return "half", -ones
+    return ("one", 1 - ones) if ones else (None, 0)
+
+
 class ObjectiveChoice(str, Enum):
     character = "character"
     models = "models"
@@ -288,7 +307,8 @@ def attack_command(
                                     help="Unmodified hit roll that is a Critical Hit: 2 to 6 (5 for 5+)."),
     fnp: Optional[int] = typer.Option(None, "--fnp", callback=_between(2, 6, "5 for Feel No Pain 5+"),
                                       help="Target's Feel No Pain: 2 to 6 (5 for 5+)."),
-    damage_reduction: Optional[ReductionChoice] = typer.Option(None, "--damage-reduction", help="1 or half."),
+    damage_reduction: List[ReductionChoice] = typer.Option([], "--damage-reduction", help=(
+        "1 or half; repeatable, combined: half and 1 halve the Damage, then subtract 1 (at least 1).")),
     edition: Optional[int] = typer.Option(
         None, "--edition", callback=_between(10, 11, "the 10th or the 11th edition"), help=(
             "10 or 11: the rules and the datasheets of attacker and target (default: the latest edition "
@@ -349,13 +369,14 @@ def attack_command(
 
         check_plot_path(plot)
 
+    reduction, damage_modifier = damage_reductions([r.value for r in damage_reduction])
     context = Context(
         half_range=half_range, stationary=stationary, charged=charged, cover=cover, overwatch=overwatch,
         damaged=damaged, indirect=indirect, target_visible_to_friendly_unit=spotted, close_quarters=close_quarters,
         reroll_hits=reroll_hits.value if reroll_hits else None,
         reroll_wounds=reroll_wounds.value if reroll_wounds else None,
         hit_modifier=hit_mod, wound_modifier=wound_mod, critical_hit_on=crit_hit_on,
-        damage_reduction={"1": "one", "half": "half"}[damage_reduction.value] if damage_reduction else None,
+        damage_reduction=reduction, damage_modifier=damage_modifier,
         reroll_one_hit=reroll_one_hit, reroll_one_wound=reroll_one_wound, reroll_one_damage=reroll_one_damage,
         twin_linked_reroll=twin_linked.value,
         moved_inches=moved, set_up_this_turn=set_up_this_turn,

@@ -54,12 +54,12 @@ def name_key(name: str) -> str:
     return re.sub(r"[^0-9a-z]+", "", name.lower().replace("’", "'"))
 
 
-def _rows(con, edition: int, factions: list[str]) -> list[dict]:
+def _rows(con, edition: int, factions: list[str] | None) -> list[dict]:
     cols = ", ".join(Effect.model_fields)
-    marks = ", ".join("?" for _ in factions) or "NULL"
-    cur = con.execute(f"SELECT {cols} FROM effects WHERE (edition = ? OR edition IS NULL) "
-                      f"AND (faction_id IS NULL OR faction_id IN ({marks})) "
-                      "ORDER BY rule_table, rule_id, position", [edition, *factions])
+    marks = ", ".join("?" for _ in factions or ()) or "NULL"
+    where = "" if factions is None else f"AND (faction_id IS NULL OR faction_id IN ({marks})) "
+    cur = con.execute(f"SELECT {cols} FROM effects WHERE (edition = ? OR edition IS NULL) {where}"
+                      "ORDER BY rule_table, rule_id, position", [edition, *(factions or ())])
     names = [d[0] for d in cur.description]
     return [dict(zip(names, row)) for row in cur.fetchall()]
 
@@ -134,10 +134,11 @@ def _narrowed(con, candidates: list[list[Effect]], detachment: str | None, attac
     return candidates
 
 
-def find_named(con, name: str, edition: int, factions: list[str], own_sheets: list[str], *,
+def find_named(con, name: str, edition: int, factions: list[str] | None, own_sheets: list[str], *,
                detachment: str | None = None, attacker_faction: str | None = None,
                target_faction: str | None = None) -> NamedRule:
-    """The rule ``name`` (or ``table:rule_id``) of ``factions`` or the core rules in ``edition``;
+    """The rule ``name`` (or ``table:rule_id``) of ``factions`` (None: any faction) or the core
+    rules in ``edition``;
     of several rules of that name with other effects, the one left by the narrowing of the
     module's docstring (the ``attacker_faction`` and ``target_faction``, the request's
     ``detachment``, one wording printed twice).
@@ -159,7 +160,7 @@ def find_named(con, name: str, edition: int, factions: list[str], own_sheets: li
            or any(es[0].rule_id.startswith(sheet + "|") for sheet in own_sheets)]
     if own:
         found = own
-    where = " or ".join([*(repr(f) for f in factions), "the core rules"])
+    where = "any faction" if factions is None else " or ".join([*(repr(f) for f in factions), "the core rules"])
     if not found:
         close = query._close(wanted, sorted({es[0].rule_name for es in rules.values()}))[:5]
         raise NotFoundError(
@@ -186,6 +187,35 @@ def find_named(con, name: str, edition: int, factions: list[str], own_sheets: li
                          + (", ".join(sorted(options)) or "none"))
     e = effects[0]
     return NamedRule(e.rule_name, e.rule_kind, e.rule_table, e.rule_id, tuple(effects), choice)
+
+
+def check_sides(rule: NamedRule, name: str, attacker_factions, target_factions) -> None:
+    """Refuse a named rule that acts for a side of another faction: an attacker-side effect only
+    from a rule of one of ``attacker_factions`` (faction ids), a target-side one only from one of
+    ``target_factions``; a core rule (no faction) acts for either. None for a side means that side
+    has no faction (custom weapons, a standard or inline target profile): any faction's rule acts
+    for it. Raises ``InputError`` naming the rule's faction and the side.
+
+    >>> e = Effect.model_construct(faction_id="astra-militarum", side="attacker")
+    >>> r = NamedRule("Take Aim!", "order", "orders", "x", (e,))
+    >>> check_sides(r, "Take Aim!", ["astra-militarum"], ["space-marines"]) is None
+    True
+    >>> check_sides(r, "Take Aim!", ["space-marines"], None)
+    Traceback (most recent call last):
+    ...
+    pipeline.errors.InputError: --with 'Take Aim!': order 'Take Aim!' is a rule of astra-militarum and acts for the attacker, whose faction is space-marines; name a rule of the attacker's faction, of the target's for an effect on the target, or a core rule
+    """
+    for e in rule.effects:
+        if e.faction_id is None:
+            continue
+        allowed = attacker_factions if e.side == "attacker" else target_factions
+        if allowed is None or e.faction_id in allowed:
+            continue
+        whose = "the attacker" if e.side == "attacker" else "the target"
+        raise InputError(
+            f"--with {name!r}: {_KIND_WORDS.get(rule.kind, rule.kind)} {rule.name!r} is a rule of {e.faction_id} "
+            f"and acts for {whose}, whose faction is {', '.join(allowed) or 'none'}; name a rule of the attacker's "
+            "faction, of the target's for an effect on the target, or a core rule")
 
 
 def target_defaults(con, sheet_id: str, edition: int) -> list[NamedRule]:
@@ -236,10 +266,16 @@ def effects_for(con, request, sheet: dict | None, edition: int, weapons, target,
     factions = [f for f in dict.fromkeys([sheet.get("faction_id") if sheet else None,  # None: custom weapons only
                                           target_sheet_row.get("faction_id") if target_sheet_row else None]) if f]
     own = ([sheet["datasheet_id"]] if sheet else []) + ([target_sheet_row["datasheet_id"]] if target_sheet_row else [])
-    named = [find_named(con, name, edition, factions, own, detachment=getattr(request, "detachment", None),
+    # a standard or inline target has no faction: a rule of any faction may act for it
+    searched = factions if target_sheet_row is not None else None
+    named = [find_named(con, name, edition, searched, own, detachment=getattr(request, "detachment", None),
                         attacker_faction=sheet.get("faction_id") if sheet else None,
                         target_faction=target_sheet_row.get("faction_id") if target_sheet_row else None)
              for name in request.with_effects]
+    for rule, name in zip(named, request.with_effects):
+        check_sides(rule, name, [sheet["faction_id"]] if sheet and sheet.get("faction_id") else None,
+                    [target_sheet_row["faction_id"]] if target_sheet_row and target_sheet_row.get("faction_id")
+                    else None)
     defaults = target_defaults(con, target_sheet_row["datasheet_id"], edition) if target_sheet_row else []
     off = {name_key(n) for n in request.without_effects}
     unknown = [n for n in request.without_effects if name_key(n) not in {name_key(d.name) for d in defaults}]

@@ -48,7 +48,7 @@ import weakref
 from dataclasses import dataclass
 
 from pipeline.effects.apply import AppliedEffect, apply_effects, effect_from_row
-from pipeline.effects.named import DEFAULT_TARGET_EFFECTS, NamedRule, find_named, name_key
+from pipeline.effects.named import DEFAULT_TARGET_EFFECTS, NamedRule, check_sides, find_named, name_key
 from pipeline.effects.vocabulary import split_conditions
 from pipeline.engine.profiles import Context, Weapon
 from pipeline.engine.units import ModelLine, UnitTarget
@@ -267,6 +267,10 @@ def unit_effects(con, request, edition: int, weapons: list[Weapon], unit: UnitTa
     notes: list[str] = []
     own = [p.sheet["datasheet_id"] for p in [*attacker_parts, *parts]]
     named = [find_named(con, name, edition, factions, own) for name in request.with_effects]
+    attacking_factions = [f for f in dict.fromkeys(p.sheet.get("faction_id") for p in attacker_parts) if f] or None
+    for rule, name in zip(named, request.with_effects):
+        check_sides(rule, name, attacking_factions,
+                    [f for f in dict.fromkeys(p.sheet.get("faction_id") for p in parts) if f] or None)
     defaults = unit_rules(con, unit, parts)
     off = {name_key(n) for n in request.without_effects}
     names = {key for d in defaults for key in _keys(d)}

@@ -32,8 +32,9 @@ assembly builds of what it hands over, and the others it builds itself:
   the lines of each alternative;
 - ``LeaderLink`` from ``LEADER`` (``This model can be attached to the following units:``) and
   ``LED BY`` (``This unit can be led by the following units:``). The linked datasheet's id is
-  built like this page's (faction from the link's URL, name slug from the link text); the linked
-  name is kept in the locator (``leader_links`` has no name column).
+  built like this page's (faction from the link's URL, name slug from the link text); the names
+  as printed (this datasheet's header, the link's text) are ``leader_name`` and
+  ``bodyguard_name``, and the linked name is in the locator too.
 - ``WargearOption`` per item of the ``WARGEAR OPTIONS`` list (``<li>``; a nested list of choices
   is one line per choice in the text) and per note under it (``div.dsOptionsComment``:
   ``is_footnote``, text kept with its ``*``), numbered from 1 in page order, as the export's
@@ -96,13 +97,14 @@ from pipeline.errors import NormaliseError
 from pipeline.normalise.characteristics import WEAPON_COLUMNS, WEAPON_TABLES
 from pipeline.normalise.composition import is_alternative
 from pipeline.normalise.text import clean_line, free_parse_trees, html_to_text, slug
-from pipeline.extractors import ParseResult
+from pipeline.extractors import ParseResult, source_rule_text
 from schemas.records import (
     Faction,
     Keyword,
     LeaderLink,
     ModelProfile,
     Record,
+    RuleText,
     Source,
     UnitComposition,
     UnitCost,
@@ -1030,12 +1032,15 @@ class _Sheet:
         )
         other = self._ds_ref(name, faction)
         leader, bodyguard = (self.ds_id, other) if side == "leader" else (other, self.ds_id)
+        leader_name, bodyguard_name = (self.name, name) if side == "leader" else (name, self.name)
         self.out.add(
             LeaderLink(
                 **self._p(),
                 locator=f"{_line(li)}: {title} '{name}'",
                 leader_datasheet_id=leader,
                 bodyguard_datasheet_id=bodyguard,
+                leader_name=leader_name,
+                bodyguard_name=bodyguard_name,
             )
         )
 
@@ -1130,6 +1135,63 @@ class _Sheet:
                     self._unrecognised(child, "datasheets", "element under the keywords bar")
 
 
+# --- core-rule tooltips -------------------------------------------------------------------------
+
+_TOOLTIP = re.compile(
+    r'<div class="tooltip_templates"><span id="tooltip_content\w+"><div class="tooltip_header">([^<]+)</div>'
+    r'<a href="/wh40k10ed/the-rules/core-rules/[^"]*"><div class="tooltip_link"></div></a>'
+    r'(?:<div style="clear:both"></div>)?')
+_SPAN_TAG = re.compile(r"<span\b|</span>")
+
+
+def _tooltip_body(text: str, start: int) -> str:
+    """The HTML from ``start`` to the ``</span>`` closing the tooltip's span (nested spans kept).
+
+    >>> _tooltip_body('a <span class="k">[X]</span> b</span></div>', 0)
+    'a <span class="k">[X]</span> b'
+    """
+    depth = 0
+    for m in _SPAN_TAG.finditer(text, start):
+        if m.group() == "</span>":
+            if depth == 0:
+                return text[start:m.start()]
+            depth -= 1
+        else:
+            depth += 1
+    return text[start:]
+
+
+def core_rule_tooltip_count(text: str) -> int:
+    """How many core-rule tooltips a saved page holds (repeats included)."""
+    return sum(1 for _ in _TOOLTIP.finditer(text))
+
+
+def core_rule_tooltips(text: str, source: Source) -> list[RuleText]:
+    """The core rules a saved Wahapedia 10th-edition page holds in its tooltips
+    (``div.tooltip_templates`` whose link goes to ``/wh40k10ed/the-rules/core-rules/``: Hit
+    Roll, Wound Roll, Saving Throw, Mortal Wounds, Devastating Wounds, ...), one ``RuleText``
+    per rule (the first of repeats), keyed as the other sources' rules are
+    (``aliases.rule_key_from_name``), located ``line N: tooltip 'Hit Roll'``. The faction's
+    own rules (Oath of Moment) link elsewhere and are left to the datasheet's abilities."""
+    from pipeline.aliases import rule_key_from_name
+
+    out: list[RuleText] = []
+    seen: set[str] = set()
+    for m in _TOOLTIP.finditer(text):
+        title = clean_line(m.group(1))
+        try:
+            key = rule_key_from_name(title)
+        except (NormaliseError, ValueError):
+            continue
+        body = html_to_text(_tooltip_body(text, m.end()))
+        if key in seen or not body:
+            continue
+        seen.add(key)
+        line = text.count("\n", 0, m.start()) + 1
+        out.append(source_rule_text(source, f"line {line}: tooltip {title!r}", key, title, body))
+    return out
+
+
 # --- entry point --------------------------------------------------------------------------------
 
 
@@ -1143,7 +1205,13 @@ def parse(text: str, source: Source) -> ParseResult:
     """
     page = _read_page(text)
     try:
-        return _parse_page(page, source)
+        result = _parse_page(page, source)
+        if result.records:  # a datasheet page: its core-rule tooltips too
+            tooltips = core_rule_tooltips(text, source)
+            result.records.extend(tooltips)
+            if core_rule_tooltip_count(text) > len(tooltips):
+                result.duplicates["rule_texts"] += core_rule_tooltip_count(text) - len(tooltips)
+        return result
     finally:  # the page's tree holds reference cycles: free it now, not at the end of the build
         page.soup.decompose()
         free_parse_trees()

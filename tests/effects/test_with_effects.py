@@ -8,6 +8,7 @@ import duckdb
 import pytest
 
 from pipeline.effects.apply import apply_effects, effect_from_row
+from pipeline.effects.named import check_sides, find_named
 from pipeline.engine import exact
 from pipeline.engine.profiles import Context, Target, Weapon
 from pipeline.engine.service import AttackRequest, attack
@@ -109,7 +110,7 @@ def test_an_unknown_name_is_one_error_line_with_close_names(seed_db):
     assert done.returncode == 1
     assert done.stderr.strip().splitlines()[-1].startswith(
         "Error: --with 'Holy Radience': no stratagem, order, ability, detachment rule or enhancement with effects of "
-        "that name for 'adepta-sororitas' or the core rules in edition 10; close names: HOLY RADIANCE")
+        "that name for any faction in edition 10; close names: HOLY RADIANCE")  # MEQ has no faction
     assert "Traceback" not in done.stderr
 
 
@@ -197,3 +198,33 @@ def test_ignoring_modifiers_to_the_hit_roll_drops_those_that_hurt():
 def test_a_re_roll_of_the_damage_roll_needs_a_random_damage():
     _, applied = _apply_and_resolve([_effect("reroll", roll="damage", parameter="all")])
     assert not applied[0].applied and "no weapon of the attack has a random Damage" in applied[0].did
+
+
+def test_a_rule_of_another_faction_is_refused_on_the_side_it_acts_for(seed_db):
+    # Take Aim! is an Astra Militarum Order acting for the attacker: the Battle Sisters are not
+    # Astra Militarum, so it cannot improve their boltguns (QA report item 6)
+    with pytest.raises(InputError, match=r"order 'Take Aim!' is a rule of astra-militarum and acts for the "
+                                         r"attacker, whose faction is adepta-sororitas"):
+        _attack(seed_db, "MEQ", with_=["Take Aim!"], edition=11)
+    # Take Cover! acts for the target: refused for a target of another faction ...
+    con = duckdb.connect(str(seed_db), read_only=True)
+    try:
+        take_cover = find_named(con, "Take Cover!", 11, None, [])
+    finally:
+        con.close()
+    with pytest.raises(InputError, match=r"order 'Take Cover!' is a rule of astra-militarum and acts for the "
+                                         r"target, whose faction is adepta-sororitas"):
+        check_sides(take_cover, "Take Cover!", None, ["adepta-sororitas"])
+    check_sides(take_cover, "Take Cover!", ["adepta-sororitas"], ["astra-militarum"])
+    # ... and taken for a standard profile, which has no faction
+    out = _attack(seed_db, "MEQ", with_=["Take Cover!"], edition=11)
+    assert [a.rule_name for a in out.effects if a.applied] == ["Take Cover!"]
+
+
+def test_a_rule_of_the_wrong_side_is_one_error_line_on_the_command_line(seed_db):
+    r = wh40k("attack", SISTERS, "--target", "MEQ", "--with", "Take Aim!", "--edition", "11", "--db", str(seed_db))
+    assert r.returncode == 1
+    assert r.stderr.strip().splitlines() == [
+        "Error: --with 'Take Aim!': order 'Take Aim!' is a rule of astra-militarum and acts for the attacker, whose "
+        "faction is adepta-sororitas; name a rule of the attacker's faction, of the target's for an effect on the "
+        "target, or a core rule"]

@@ -103,10 +103,13 @@ def test_explain_cites_the_game_system_rules_and_says_which_wordings_are_missing
     steps = {e["rule_key"]: e for e in json.loads(out.stdout)["explain"]}
     assert steps["lethal-hits"]["source_id"] == "bsdata-10e-gamesystem"
     assert steps["lethal-hits"]["title"] == "Lethal Hits"
-    # the 10th-edition Hit Roll is only in the Combat Patrol booklet, not in the game system
-    assert steps["hit-roll"]["source_id"] is None
-    assert steps["hit-roll"]["note"].startswith("combat-patrol games only: wahapedia-10e-cp-sanctuary-guardians")
-    assert steps["save-rolls"]["source_id"] is None
+    # the 10th-edition Hit Roll and Saving Throw are not in the game system: the saved Wahapedia
+    # pages' core-rule tooltips give them for matched play (before, only the Combat Patrol booklet)
+    assert (steps["hit-roll"]["source_id"], steps["hit-roll"]["title"]) == (
+        "wahapedia-10e-page-intercessor-squad", "Hit Roll")
+    assert steps["hit-roll"]["locator"] == "line 1194: tooltip 'Hit Roll'"
+    assert (steps["save-rolls"]["source_id"], steps["save-rolls"]["title"]) == (
+        "wahapedia-10e-page-intercessor-squad", "Saving Throw")
 
 
 # Loadout lines count the unit's models once: plural names match the composition ("Every Boy" of
