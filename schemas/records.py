@@ -727,9 +727,11 @@ class Effect(Provenanced):
 
     The rule is the row ``rule_id`` (its key, ``|``-joined) of table ``rule_table``
     (``stratagems``, ``abilities``, ``detachment_abilities``, ``enhancements``; an Astra Militarum
-    Order is a part of the ``rule_texts`` row of Voice of Command, ``rule_id`` naming the order);
-    ``rule_kind`` is ``stratagem``, ``datasheet-ability``, ``detachment-rule``, ``enhancement`` or
-    ``order``. ``faction_id``: the faction whose rule it is (None: a core rule). ``side``:
+    Order is a part of the ``rule_texts`` row of Voice of Command, ``rule_id`` naming the order;
+    an army rule is a ``rule_texts`` row titled as a faction ability, such as Oath of Moment);
+    ``rule_kind`` is ``stratagem``, ``datasheet-ability``, ``detachment-rule``, ``enhancement``,
+    ``order`` or ``army-rule``. ``faction_id``: the faction whose rule it is (None: a core rule, or
+    an army rule of several factions). ``side``:
     ``attacker`` (a rule of the attacking unit: "each time a model in your unit makes an attack")
     or ``target`` (one of the unit attacked: "each time an attack targets your unit", a Feel No
     Pain). ``effect``, ``roll``, ``characteristic``, ``value``, ``parameter``, ``weapon_type`` and

@@ -352,3 +352,26 @@ def test_errata_on_datasheets_over_the_full_data(con, full):
     out = wh40k("rule", "--db", db, "Teleport Homer", "--edition", "11")
     assert out.returncode == 1
     assert "names 4 datasheet wordings that errata change" in out.stderr and "Terminator Squad: Teleport Homer" in out.stderr
+
+
+@pytest.mark.parametrize("edition", [10, 11])
+def test_an_army_rule_applies_by_name(full, edition):
+    """Oath of Moment, the Space Marines army rule (a faction ability of their datasheets; its
+    wording: the 10th-edition export's Abilities, the 11th edition's Game Datacards `rules.army`):
+    "Each time a model with this ability makes an attack that targets your Oath of Moment target,
+    you can re-roll the Hit roll." BS3+: P(hit) 2/3 becomes 2/3 + 1/3 x 2/3 = 8/9, so E[hits]
+    grows by 4/3. The 11th edition's "add 1 to the Wound roll as well" holds only for a Codex:
+    Space Marines Detachment in an army without the chapters' units, which the request cannot
+    state: listed, not applied."""
+    from pipeline.engine.service import AttackRequest, attack
+
+    db = full[0]
+    base = attack(AttackRequest(attacker="Intercessor Squad", target="MEQ", weapons=("bolt rifle",), edition=edition),
+                  db)
+    oath = attack(AttackRequest(attacker="Intercessor Squad", target="MEQ", weapons=("bolt rifle",), edition=edition,
+                                with_effects=("Oath of Moment",)), db)
+    assert oath.result.hits.mean == pytest.approx(base.result.hits.mean * 4 / 3, abs=1e-12)
+    applied = [(e.rule_kind, e.did) for e in oath.effects if e.applied]
+    assert applied == [("army-rule", "re-roll all hit rolls: applied")]
+    if edition == 11:
+        assert any(not e.applied and "+1 to the wound roll" in e.did for e in oath.effects)

@@ -23,6 +23,7 @@ class Kind(str, Enum):
     detachment_rule = "detachment-rule"
     enhancement = "enhancement"
     order = "order"
+    army_rule = "army-rule"
 
 
 def _faction_id(con, faction: Optional[str]) -> Optional[str]:
@@ -65,7 +66,7 @@ def coverage_command(
 @effects_app.command("unread")
 def unread_command(
     kind: Optional[Kind] = typer.Option(None, "--kind", help="stratagem, datasheet-ability, detachment-rule, "
-                                                              "enhancement or order."),
+                                                              "enhancement, order or army-rule."),
     faction: Optional[str] = typer.Option(None, "--faction", help="A faction name or id."),
     edition: Optional[int] = typer.Option(None, "--edition", help="10 or 11 (default: both)."),
     db: str = typer.Option(str(query.DEFAULT_DB), "--db", help="Database: a DuckDB file, sqlite:///FILE or postgresql://USER@HOST/DB."),

@@ -1,6 +1,6 @@
 """How much of the rules the effects cover, measured on a database.
 
-Per edition and kind (stratagem, datasheet ability, detachment rule, enhancement, order): how many
+Per edition and kind (stratagem, datasheet ability, detachment rule, enhancement, order, army rule): how many
 rules there are, how many change an attack (``reader.changes_an_attack``: the wording names a
 hit, wound or damage roll, a saving throw, an invulnerable save, Feel No Pain, a characteristic
 of an attack (BS, WS, S, AP, A, D, T, Sv), a Critical Hit or Wound, the Benefit of Cover,
@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections import Counter
 
 from pipeline.effects.reader import changes_an_attack
-from pipeline.effects.rules import ORDERS_RULE, RULE_KINDS, orders
+from pipeline.effects.rules import ORDERS_RULE, RULE_KINDS, army_rule_key, orders
 
 _RULES_SQL = {
     "stratagem": """
@@ -52,6 +52,20 @@ def rules_in(con) -> list[dict]:
         for name, wording in orders(text):
             out.append(dict(kind="order", table="rule_texts", rule_id=f"{key}|{source}|{locator}|{name}", name=name,
                             edition=edition, faction_id="astra-militarum", text=wording))
+    # army rules, as pipeline.effects.rules.rules_of finds them: a wording titled as a faction ability
+    army: dict[str, set] = {}
+    for name, faction in con.execute("SELECT DISTINCT a.name, d.faction_id FROM abilities a JOIN datasheets d "
+                                     "USING (datasheet_id) WHERE a.kind = 'faction'").fetchall():
+        army.setdefault(army_rule_key(name), set()).add(faction)
+    for key, source, locator, title, edition, text in con.execute(
+            "SELECT r.rule_key, r.source_id, r.locator, r.title, coalesce(r.edition, s.edition), r.text FROM rule_texts r "
+            "JOIN sources s USING (source_id) WHERE r.language = 'en' AND r.text IS NOT NULL AND r.text <> '' "
+            "AND r.erratum_id IS NULL AND r.rule_key <> ?", [ORDERS_RULE]).fetchall():
+        factions = army.get(army_rule_key(title))
+        if factions is not None:
+            out.append(dict(kind="army-rule", table="rule_texts", rule_id=f"{key}|{source}|{locator}", name=title,
+                            edition=edition, faction_id=next(iter(factions)) if len(factions) == 1 else None,
+                            text=text))
     return out
 
 

@@ -30,7 +30,7 @@ from schemas.records import Effect
 #: Effects of a target's own abilities that apply by default (what protects it from attacks).
 DEFAULT_TARGET_EFFECTS = frozenset({"feel-no-pain", "damage-reduction", "stealth", "invulnerable-save"})
 _KIND_WORDS = {"stratagem": "stratagem", "datasheet-ability": "ability", "detachment-rule": "detachment rule",
-               "enhancement": "enhancement", "order": "order"}
+               "enhancement": "enhancement", "order": "order", "army-rule": "army rule"}
 
 
 @dataclass(frozen=True)

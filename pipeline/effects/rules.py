@@ -1,8 +1,12 @@
 """The rules of a build whose wording the reader reads, and the ``effects`` rows it gives.
 
 A rule is a stratagem (its EFFECT), a datasheet ability with a text (kinds ``datasheet``,
-``wargear``, ``other``), a detachment rule, an enhancement, or an Astra Militarum Order (each
-Order of a Voice of Command wording in ``rule_texts``: its name line, then its effect). Each is
+``wargear``, ``other``), a detachment rule, an enhancement, an Astra Militarum Order (each
+Order of a Voice of Command wording in ``rule_texts``: its name line, then its effect), or an army
+rule: a wording in ``rule_texts`` whose title is the name of a faction ability of datasheets
+(``abilities`` of kind ``faction``: Oath of Moment, Acts of Faith), of the faction of those
+datasheets when they are all of one faction, else of none (Oath of Moment is the army rule of
+several Space Marines chapters). Each is
 linked to its row: table and key (``Rule.table``, ``Rule.rule_id``), with its faction (a
 stratagem's and an enhancement's through the detachment of that name; core stratagems have none).
 A detachment name that two factions share (the 10th edition's Infestation Swarm) is resolved by
@@ -13,7 +17,7 @@ one of those factions whose datasheets list it; when the links name none or both
 from __future__ import annotations
 
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Iterable
 
@@ -23,7 +27,7 @@ from schemas.records import (
     Record, RuleText, Source, Stratagem,
 )
 
-RULE_KINDS = ("stratagem", "datasheet-ability", "detachment-rule", "enhancement", "order")
+RULE_KINDS = ("stratagem", "datasheet-ability", "detachment-rule", "enhancement", "order", "army-rule")
 #: The rule key of the rule whose wording lists the Orders (Astra Militarum).
 ORDERS_RULE = "voice-of-command"
 
@@ -92,6 +96,11 @@ def rules_of(records: Iterable[Record], sources: dict[str, Source]) -> list[Rule
         source = sources.get(source_id)
         return source.edition if source else None
 
+    army: dict[str, Counter[str | None]] = defaultdict(Counter)  # faction ability name -> factions of its datasheets
+    for r in records:
+        if isinstance(r, Ability) and r.kind == "faction" and r.datasheet_id in sheets:
+            army[army_rule_key(r.name)][sheets[r.datasheet_id].faction_id] += 1
+
     rules: list[Rule] = []
     for r in records:
         if isinstance(r, Stratagem) and r.effect:
@@ -116,7 +125,23 @@ def rules_of(records: Iterable[Record], sources: dict[str, Source]) -> list[Rule
                 rules.append(Rule("rule_texts", f"{r.rule_key}|{r.source_id}|{r.locator}|{name}", "order", name,
                                   r.edition or edition_of(r.source_id), "astra-militarum", r.source_id, r.locator,
                                   wording))
+        elif (isinstance(r, RuleText) and r.language == "en" and r.text and r.erratum_id is None
+              and army_rule_key(r.title) in army):
+            factions = army[army_rule_key(r.title)]
+            rules.append(Rule("rule_texts", f"{r.rule_key}|{r.source_id}|{r.locator}", "army-rule", r.title,
+                              r.edition or edition_of(r.source_id), next(iter(factions)) if len(factions) == 1 else None,
+                              r.source_id, r.locator, r.text))
     return sorted(rules, key=lambda rule: (rule.table, rule.rule_id))
+
+
+def army_rule_key(name: str) -> str:
+    """A faction ability's name as compared with a wording's title: lower case, one space,
+    straight apostrophes.
+
+    >>> army_rule_key("Oath of  Moment"), army_rule_key("Acts of Faith ")
+    ('oath of moment', 'acts of faith')
+    """
+    return re.sub(r"\s+", " ", name.replace("\u2019", "'")).strip().lower()
 
 
 def read_rule(rule: Rule, start: int = 0) -> list[Effect]:

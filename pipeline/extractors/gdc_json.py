@@ -78,7 +78,7 @@ from pipeline.assemble.printed import (
 from pipeline.assemble.stratagems import assemble_stratagem
 from pipeline.assemble.weapons import assemble_weapon, raw_weapon_text
 from pipeline.errors import NormaliseError
-from pipeline.extractors import ParseResult, TooDeep, load_json
+from pipeline.extractors import ParseResult, TooDeep, load_json, source_rule_text
 from pipeline.normalise.composition import model_groups
 from pipeline.normalise.names import name_key
 from pipeline.normalise.text import clean_line, html_to_text, slug
@@ -275,8 +275,9 @@ class _Reader:
         rules = doc.get("rules")
         if isinstance(rules, dict):
             self.read_detachment_rules(file, rules.get("detachment"), fid)
+            self.read_army_rules(file, rules.get("army"))
             for group, items in rules.items():
-                if group != "detachment" and isinstance(items, list) and items:
+                if group not in ("detachment", "army") and isinstance(items, list) and items:
                     self.boilerplate[f"gdc: {group} rules (rules texts: not read here)"] += len(items)
 
     def _combat_patrol_scope(self, doc: Tree, file: str) -> str:
@@ -340,6 +341,19 @@ class _Reader:
                     source_id=self.sid, locator=locator,
                     detachment_ability_id=self.scoped(f"{did or slug(file)}--{slug(name)}"),
                     detachment_id=did, detachment=detachment, faction_id=fid, name=name, legend=None, text=text))
+
+    def read_army_rules(self, file: str, army: object) -> None:
+        """One ``RuleText`` (section ``army rule``, rule key the name's slug) per army rule of
+        ``rules.army`` (Oath of Moment: the faction ability its datasheets name)."""
+        for i, rule in enumerate(army if isinstance(army, list) else []):
+            locator = f"{file} rules.army[{i}]"
+            name = plain_name(rule.get("name")) if isinstance(rule, dict) else ""
+            text = rule_parts_text(rule.get("rules")) if isinstance(rule, dict) else ""
+            if not name or not text:
+                self.collector.reject("rule_texts", locator, json.dumps(rule, ensure_ascii=False)[:500],
+                                      "an army rule without a name" if not name else "an army rule without a text")
+                continue
+            self.add(source_rule_text(self.source, locator, slug(name), name, text, section="army rule"))
 
     def read_stratagems(self, file: str, doc: Tree) -> None:
         for i, s in enumerate(doc.get("stratagems") or []):
