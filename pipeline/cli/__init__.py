@@ -152,6 +152,13 @@ def run(argv: list[str] | None = None) -> int:
     on stderr and give 1; a mistyped option or value prints the usage and ``Error: ...`` and
     gives 2; a Ctrl-C while the commands load prints ``INTERRUPTED`` and gives 130.
     """
+    if argv is None:
+        argv = sys.argv[1:]
+    bad = undecodable_argument(argv)
+    if bad is not None:
+        print(f"Error: argument {bad} is not valid UTF-8 text; give names and SQL as UTF-8 (check the terminal's "
+              "encoding, e.g. LANG=C.UTF-8)", file=sys.stderr)
+        return 1
     try:
         # not standalone: typer would draw a usage error in a panel wrapped at the terminal's width
         status = _command().main(args=argv, prog_name="wh40k", standalone_mode=False)
@@ -180,6 +187,21 @@ def run(argv: list[str] | None = None) -> int:
         print(f"Error: {failure}", file=sys.stderr)
         return 1
     return status if isinstance(status, int) else 0
+
+
+def undecodable_argument(argv: list[str]) -> int | None:
+    """The 1-based number of the first argument that holds bytes that are not UTF-8 (Python gives
+    them as lone surrogates, ``'\\udcff'``), None when every argument is text.
+
+    >>> undecodable_argument(["sql", "SELECT 1"]), undecodable_argument(["rule", "Cap\\udcfftain"])
+    (None, 2)
+    """
+    for number, arg in enumerate(argv, start=1):
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            return number
+    return None
 
 
 def _database_failure(exc: Exception) -> Wh40kError | None:
