@@ -143,3 +143,22 @@ def test_the_time_limit_holds_while_the_output_is_rendered(db, capsys, monkeypat
     monkeypatch.setattr("pipeline.cli.data.render_rows", render)
     status, out, err = wh40k(capsys, "sql", "--db", str(db), "SELECT 1")
     assert_one_line_error(status, out, err, "Error: the query ran past 60 s (the limit of one sql call, its output")
+
+
+@pytest.mark.parametrize("args, line", [
+    (["attack", "Intercessor Squad", "--target", "MEQ", "--phase", "bogus"],
+     "Error: --phase: 'bogus' is not one of 'shooting', 'fight'; see `wh40k attack --help`\n"),
+    (["attack", "Intercessor Squad", "--target", "MEQ", "--models", "abc"],
+     "Error: --models: not a whole number; see `wh40k attack --help`\n"),
+    (["sql", "-- only comment"],
+     "Error: '-- only comment' is not an option; for text that starts with '-', give the options first, then -- "
+     "and the text (wh40k sql --db FILE -- \"-- ...\")\n"),
+])
+def test_usage_errors_are_one_line_without_pydantic_wording(capsys, args, line):
+    status, out, err = wh40k(capsys, *args)
+    assert (status, out, err) == (2, "", line)
+
+
+def test_a_statement_of_comments_alone_says_no_statement(db, capsys):
+    status, out, err = wh40k(capsys, "sql", "--db", str(db), "--", "-- only comment")
+    assert_one_line_error(status, out, err, "Error: no SQL statement given; example: ")
