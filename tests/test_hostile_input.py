@@ -162,3 +162,17 @@ def test_usage_errors_are_one_line_without_pydantic_wording(capsys, args, line):
 def test_a_statement_of_comments_alone_says_no_statement(db, capsys):
     status, out, err = wh40k(capsys, "sql", "--db", str(db), "--", "-- only comment")
     assert_one_line_error(status, out, err, "Error: no SQL statement given; example: ")
+
+
+@pytest.mark.parametrize("profile, says", [
+    ("A2 BS3 S4 AP1 D1", "token 'AP1': Armour Penetration '1' is positive, and AP is 0 or negative: write AP-1"),
+    ("A2 BS3 S4 AP 1 D1", "'AP' without its value (a space between them?)"),
+])
+def test_a_misread_ap_says_what_is_wrong(db, capsys, profile, says):
+    status, out, err = wh40k(capsys, "attack", "--weapon-profile", profile, "--target", "MEQ", "--db", str(db))
+    assert_one_line_error(status, out, err, f"Error: weapon profile {profile!r}: {says}")
+
+
+def test_effects_help_has_an_example(capsys):
+    status, out, _ = wh40k(capsys, "effects", "--help")
+    assert status == 0 and 'Example: wh40k effects coverage --edition 10 --faction "Adepta Sororitas"' in out
