@@ -18,6 +18,7 @@ from typing import Iterable
 import duckdb
 
 from pipeline.errors import DatabaseError
+from pipeline.limits import MAX_SQL_MEMORY, MAX_SQL_THREADS
 
 DEFAULT_DB = Path("db") / "wh40k.duckdb"
 
@@ -27,7 +28,7 @@ REBUILD = "rebuild it with `make build-db` (or `wh40k build --db FILE`)"
 #: page), given to ``duckdb.connect``: they apply when the database starts, before any
 #: statement, and ``lock_configuration`` keeps any statement from changing them (or any other
 #: setting: profiling output files, the temporary folder, threads).
-SANDBOX_CONFIG: dict[str, bool | str] = {
+SANDBOX_CONFIG: dict[str, bool | int | str] = {
     # no COPY TO/FROM, EXPORT/IMPORT DATABASE, ATTACH, file or URL readers (read_csv, read_text,
     # glob, ...), INSTALL or LOAD: only the database file itself can be read
     "enable_external_access": False,
@@ -39,6 +40,8 @@ SANDBOX_CONFIG: dict[str, bool | str] = {
     "allow_unredacted_secrets": False,
     "python_enable_replacements": False,  # a name in a query is never a Python variable
     "temp_directory": "",  # never spill to a `.tmp` folder where the command runs
+    "memory_limit": MAX_SQL_MEMORY,  # a crafted query fails ("Out of Memory"), the machine keeps its memory
+    "threads": MAX_SQL_THREADS,
     "lock_configuration": True,
 }
 

@@ -75,6 +75,23 @@ MAX_FILE_BYTES = 64 * 1024 * 1024
 #: ranges) is stopped, not left to hang.
 MAX_SQL_SECONDS = 60
 
+#: DuckDB's ``memory_limit`` on every connection that reads a database (``SANDBOX_CONFIG``): a
+#: crafted query (a cross join of two huge ranges, an ORDER BY of millions of long strings) fails
+#: with DuckDB's "Out of Memory" error instead of taking the machine's memory. The whole database
+#: is some 50 MB; no command of the project needs more than a few hundred MB. DuckDB does not
+#: count one huge value (``repeat('x', 2000000000)``) against it: ``MAX_SQL_OUTPUT_BYTES`` and the
+#: time limit bound what such a value costs to show.
+MAX_SQL_MEMORY = "1.0 GiB"
+
+#: DuckDB's ``threads`` on every connection that reads a database (the machine may be shared).
+MAX_SQL_THREADS = 2
+
+#: Bytes of the values one ``wh40k sql`` call renders (text as characters, a blob at 4 per byte,
+#: as it is printed): the rows past it are cut, and the output says so; a first row over it is an
+#: error (select a part of the value: ``substr(x, 1, 1000)``, ``length(x)``). Every real table
+#: is under 16 MB.
+MAX_SQL_OUTPUT_BYTES = 64 * 1024 * 1024
+
 #: Rows one ``wh40k sql`` query may return (the largest table has some 75,000).
 MAX_SQL_ROWS = 1_000_000
 
@@ -108,3 +125,59 @@ def check_name(value: str, what: str) -> str:
 #: Bytes of one army list file, and of the roster inside a ``.rosz`` once unzipped (a real
 #: 2,000-point BattleScribe roster has some 200 KB; a text list a few KB).
 MAX_LIST_BYTES = 8 * 1024 * 1024
+
+#: Bytes of one rules text ``wh40k detect-edition`` reads (the longest real rules page has some
+#: 400 KB of text).
+MAX_RULES_TEXT_BYTES = 8 * 1024 * 1024
+
+#: Units in one army list (a real 3,000-point list has some 30; a list of every datasheet of a
+#: faction some 150).
+MAX_LIST_UNITS = 500
+
+#: The largest points value or model count a list may state (a real list has 3,000 points and
+#: units of at most some 30 models).
+MAX_LIST_NUMBER = 100_000
+
+
+def read_bounded(path, limit: int, what: str) -> bytes:
+    """The bytes of the regular file at ``path`` (a ``Path`` or ``str``), at most ``limit`` of
+    them: the file is read up to ``limit + 1`` bytes, whatever its size says (``/dev/zero`` has
+    size 0), and a FIFO, a device or a folder is refused before it is opened for reading (a
+    FIFO would block). ``what`` names the file in the messages (``"army list"``).
+
+    Raises ``InputError`` (naming the path) for a missing file, one that is not a regular file,
+    one that cannot be read, or one over ``limit`` bytes.
+
+    >>> read_bounded("/dev/null", 10, "army list")
+    Traceback (most recent call last):
+    ...
+    pipeline.errors.InputError: /dev/null: not a regular file (a device, a FIFO or a socket); give the path of an army list
+    """
+    import os
+    import stat
+
+    article = "an" if what[:1] in ("a", "e", "i", "o", "u") else "a"
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file; give the path of {article} {what}") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read the file ({exc.strerror})") from None
+    if stat.S_ISDIR(mode):
+        raise InputError(f"{path}: a folder, not {article} {what}")
+    if not stat.S_ISREG(mode):
+        raise InputError(f"{path}: not a regular file (a device, a FIFO or a socket); give the path of "
+                         f"{article} {what}")
+    try:
+        # O_NONBLOCK: a file swapped for a FIFO between the stat and the open does not block
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as file:
+            if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
+                raise InputError(f"{path}: not a regular file; give the path of {article} {what}")
+            data = file.read(limit + 1)
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read the file ({exc.strerror})") from None
+    if len(data) > limit:
+        raise limit_error(f"{path}: more than {limit:,} bytes", f"at most {limit:,} bytes in one {what}",
+                          f"this is no {what}")
+    return data

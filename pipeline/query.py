@@ -21,7 +21,9 @@ from pipeline.database import (  # noqa: F401  (DEFAULT_DB, open_database: re-ex
     DEFAULT_DB, SANDBOX_HINT, database_failure, one_line, open_database, ordered_join,
 )
 from pipeline.errors import DatabaseError, InputError, NotFoundError
-from pipeline.limits import MAX_NAME_LENGTH, MAX_SQL_ROWS, MAX_SQL_SECONDS, check_name
+from pipeline.limits import (
+    MAX_NAME_LENGTH, MAX_SQL_MEMORY, MAX_SQL_OUTPUT_BYTES, MAX_SQL_ROWS, MAX_SQL_SECONDS, check_name,
+)
 from pipeline.normalise.names import name_key
 from pipeline.normalise.text import clean_line, slug
 
@@ -51,6 +53,7 @@ class Rows(list[dict[str, Any]]):
     def __init__(self, rows: Iterable[dict[str, Any]] = (), columns: Iterable[str] = ()) -> None:
         super().__init__(rows)
         self.columns = list(columns)
+        self.notes: list[str] = []  # what the caller should tell on stderr (a cut output, renamed columns)
 
 
 def _rows(cursor: duckdb.DuckDBPyConnection) -> Rows:
@@ -127,6 +130,31 @@ def _explained(con: duckdb.DuckDBPyConnection, text: str, words: list[_Word]) ->
     return False
 
 
+#: DuckDB's table functions that read files. The sandbox (``enable_external_access`` off) refuses
+#: every path but the database's own file and its write-ahead log, which DuckDB keeps reachable
+#: (its ``allowed_paths``): ``read_blob('wh40k.duckdb')`` would read the whole file into one value.
+FILE_READERS = frozenset({
+    "read_blob", "read_text", "read_csv", "read_csv_auto", "read_single_csv_file", "sniff_csv", "read_json",
+    "read_json_auto", "read_json_objects", "read_json_objects_auto", "read_ndjson", "read_ndjson_auto",
+    "read_ndjson_objects", "read_single_json_file", "read_parquet", "parquet_scan", "read_single_parquet_file",
+    "parquet_metadata", "parquet_file_metadata", "parquet_kv_metadata", "parquet_schema", "parquet_full_metadata",
+    "parquet_page_index", "parquet_bloom_probe", "read_duckdb", "glob",
+})
+
+
+def _file_reader(words: list[_Word]) -> str | None:
+    """The first of ``FILE_READERS`` called in a statement's tokens (quoted or not), None if none.
+
+    >>> _file_reader(_words('SELECT * FROM "READ_BLOB"(1)')), _file_reader(_words("SELECT 'read_blob('"))
+    ('read_blob', None)
+    """
+    for word, after in zip(words, words[1:]):
+        name = word.text.strip('"').lower()
+        if name in FILE_READERS and after.text.startswith("("):
+            return name
+    return None
+
+
 def refusal(con: duckdb.DuckDBPyConnection, number: int, st: duckdb.Statement) -> str | None:
     """Why ``sql`` refuses a parsed statement (None when it runs it): only queries run (a
     SELECT, an EXPLAIN of a query, a PRAGMA of ``READ_ONLY_PRAGMAS``).
@@ -137,6 +165,10 @@ def refusal(con: duckdb.DuckDBPyConnection, number: int, st: duckdb.Statement) -
     words = _words(st.query)
     kind = _statement_kind(st)
     first = words[0].text.upper() if words else ""
+    reader = _file_reader(words)
+    if reader:
+        return (f"statement {number} ({_label(words)}) is refused: {reader} reads files (the database's own file "
+                f"included); the database is read-only here and `sql` runs queries only ({ALLOWED_SQL})")
     if kind == "SELECT":
         return None
     if kind == "EXPLAIN" and first == "EXPLAIN" and _explained(con, st.query, words):
@@ -170,7 +202,7 @@ def run_sql(con: duckdb.DuckDBPyConnection, statement: str) -> Rows:
         if len(fetched) > MAX_SQL_ROWS:
             raise DatabaseError(f"the query gives more than {MAX_SQL_ROWS:,} rows (the limit of one sql call); "
                                 "narrow it or add a LIMIT")
-        return Rows((dict(zip(names, row)) for row in fetched), columns=names)
+        return sql_rows(names, fetched)
     try:
         statements = con.extract_statements(statement)
     except duckdb.Error as exc:
@@ -195,7 +227,7 @@ def run_sql(con: duckdb.DuckDBPyConnection, statement: str) -> Rows:
         if len(fetched) > MAX_SQL_ROWS:
             raise DatabaseError(f"the query gives more than {MAX_SQL_ROWS:,} rows (the limit of one sql call); "
                                 "narrow it or add a LIMIT")
-        return Rows((dict(zip(names, row)) for row in fetched), columns=names)
+        return sql_rows(names, fetched)
     except duckdb.InterruptException:
         if timer.is_alive():
             raise KeyboardInterrupt from None  # the user's Ctrl-C, not the time limit
@@ -205,13 +237,97 @@ def run_sql(con: duckdb.DuckDBPyConnection, statement: str) -> Rows:
         damaged = not isinstance(exc, duckdb.PermissionException) and database_failure(exc)
         if damaged:
             raise damaged from None
-        message = one_line(exc)
+        message = _without_settings_advice(one_line(exc))
         if _IN_EXTENSION.search(message):  # DuckDB's advice (INSTALL, SET autoinstall) cannot apply here
             message = message.split(" Please try installing", 1)[0].rstrip(".")
         raise DatabaseError(f"SQL failed: {message}{_sql_hint(con, exc)}") from None
     finally:
         timer.cancel()
         timer.join()  # gone before the caller goes on (a live timer thread at exit aborted the process)
+
+
+def unique_columns(names: list[str]) -> list[str]:
+    """Column names made unique: a repeated name gets ``_2``, ``_3`` ... (a name that is taken
+    already skipped).
+
+    >>> unique_columns(["a", "a", "b", "a", "a_4"]), unique_columns(["a", "a", "a_2"])
+    (['a', 'a_2', 'b', 'a_3', 'a_4'], ['a', 'a_3', 'a_2'])
+    """
+    taken = set(names)
+    seen: set[str] = set()
+    out = []
+    for name in names:
+        new, n = name, 1
+        while new in seen or (new != name and new in taken):
+            n += 1
+            new = f"{name}_{n}"
+        seen.add(new)
+        out.append(new)
+    return out
+
+
+def value_size(value: Any) -> int:
+    """About how many bytes ``value`` takes to print: text by its characters, a blob at 4 per
+    byte (``\\xHH``), a list or dict by its items, anything else 20.
+
+    >>> value_size("abc"), value_size(b"ab"), value_size([1, "xy"]), value_size(None)
+    (3, 8, 22, 20)
+    """
+    if isinstance(value, str):
+        return len(value)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return 4 * len(value)
+    if isinstance(value, dict):
+        return sum(value_size(k) + value_size(v) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return sum(value_size(v) for v in value)
+    return 20
+
+
+def sql_rows(names: list[str], fetched: list[tuple], limit: int | None = None) -> Rows:
+    """The rows of a ``sql`` query: repeated column names made unique (``unique_columns``), and
+    the rows cut after ``limit`` bytes of values (``MAX_SQL_OUTPUT_BYTES``, ``value_size``);
+    ``notes`` says what was renamed or cut. Raises ``DatabaseError`` when the first row alone is
+    over the limit."""
+    limit = MAX_SQL_OUTPUT_BYTES if limit is None else limit
+    columns = unique_columns(names)
+    notes = []
+    if columns != names:
+        renamed = [f"{n!r} as {c!r}" for n, c in zip(names, columns) if n != c]
+        notes.append("columns of the same name renamed: " + ", ".join(renamed) + " (give each column its own "
+                     "name with AS)")
+    total, kept = 0, 0
+    for row in fetched:
+        total += sum(value_size(v) for v in row)
+        if total > limit:
+            break
+        kept += 1
+    if kept == 0 and fetched:
+        raise DatabaseError(f"the first row of the query has more than {limit:,} bytes (the limit of one sql call's "
+                            "output); select a part of the long values, e.g. substr(x, 1, 1000) or length(x)")
+    if kept < len(fetched):
+        notes.append(f"output cut: the first {kept:,} of {len(fetched):,} rows shown, at most {limit:,} bytes in "
+                     "one sql call's output; narrow the query or add a LIMIT")
+    rows = Rows((dict(zip(columns, row)) for row in fetched[:kept]), columns=columns)
+    rows.notes = notes
+    return rows
+
+
+def _without_settings_advice(message: str) -> str:
+    """DuckDB's message without its advice to change a setting (``SET ...``), which ``sql``
+    refuses: the limit is named instead.
+
+    >>> _without_settings_advice("Out of Memory Error: could not allocate (1.0 GiB used). Database is launched ...")
+    'Out of Memory Error: could not allocate (1.0 GiB used); the query needs more than the 1.0 GiB one sql call may use: narrow it or add a LIMIT'
+    """
+    if message.startswith("Out of Memory Error"):
+        head = message.split(". Database is launched", 1)[0].split(" Possible solutions", 1)[0].rstrip(".")
+        return (f"{head}; the query needs more than the {MAX_SQL_MEMORY} one sql call may use: narrow it or add "
+                "a LIMIT")
+    if "max_expression_depth" in message:
+        head = re.split(r"[.;,]? *(?:Use|use|Increase|increase|set|SET) [^.]*max_expression_depth", message)[0]
+        return head.rstrip(" .;,") + "; the query nests too deeply: write it with fewer nested expressions"
+    return message
 
 
 _IN_EXTENSION = re.compile(r"is not in the catalog, but it exists in the \w+ extension")
@@ -264,6 +380,18 @@ def _close(name: str, candidates: list[str], n: int = 5) -> list[str]:
     return list(dict.fromkeys(o for c in close for o in originals[c]))
 
 
+def like_literal(text: str | None) -> str | None:
+    r"""``text`` for a LIKE pattern written with ``ESCAPE '\'``: its ``%``, ``_`` and ``\``
+    match themselves, not any characters (a name filter is a part of the name, never a pattern).
+
+    >>> like_literal("50%_a\\b"), like_literal(None)
+    ('50\\%\\_a\\\\b', None)
+    """
+    if text is None:
+        return None
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
 def _check_names(**filters: str | None) -> None:
     """``InputError`` for a filter (``--name``, ``--faction``) over ``MAX_NAME_LENGTH`` characters."""
     for option, value in filters.items():
@@ -290,12 +418,12 @@ def list_units(con: duckdb.DuckDBPyConnection, name: str | None = None, faction:
         SELECT d.name, d.datasheet_id, d.faction_id, d.edition, d.game_mode,
                d.starting_strength, d.source_id
         FROM datasheets d
-        WHERE (? IS NULL OR lower(d.name) LIKE '%' || lower(?) || '%')
+        WHERE (? IS NULL OR lower(d.name) LIKE '%' || lower(?) || '%' ESCAPE '\\')
           AND (? IS NULL OR d.faction_id = ? OR lower(d.faction_id) = lower(?))
           AND (? IS NULL OR d.edition = ?)
         ORDER BY d.name, d.datasheet_id
     """
-    return _rows(con.execute(sql, [name, name, faction, faction, slug(faction) if faction else None,
+    return _rows(con.execute(sql, [name, like_literal(name), faction, faction, slug(faction) if faction else None,
                                    edition, edition]))
 
 
@@ -575,8 +703,8 @@ def weapons(
         where.append("d.edition = ?")
         params.append(edition)
     if name is not None:
-        where.append("lower(w.weapon_name) LIKE '%' || lower(?) || '%'")
-        params.append(name)
+        where.append("lower(w.weapon_name) LIKE '%' || lower(?) || '%' ESCAPE '\\'")
+        params.append(like_literal(name))
     if ability:
         where.append("""EXISTS (
                 SELECT 1 FROM weapon_abilities a
@@ -783,8 +911,8 @@ def rule_texts(con: duckdb.DuckDBPyConnection, name: str, edition: int | None = 
         asked = name.strip().lower()
         scoped = sorted({r[0] for r in con.execute(
             "SELECT title FROM rule_texts WHERE erratum_id IS NOT NULL AND (lower(title) LIKE '%: ' || ? "
-            "OR lower(title) LIKE '%: ' || ? || ' (%)' OR lower(title) LIKE ? || ' (%)')",
-            [asked, asked, asked]).fetchall()})
+            "ESCAPE '\\' OR lower(title) LIKE '%: ' || ? || ' (%)' ESCAPE '\\' OR lower(title) LIKE ? || ' (%)' "
+            "ESCAPE '\\')", [like_literal(asked)] * 3).fetchall()})
         if len(scoped) == 1:
             return rule_texts(con, scoped[0], edition)
         if scoped:

@@ -119,7 +119,7 @@ def test_cli_attack_option_errors_name_the_option_and_its_values(db, option, val
     out = wh40k("attack", "Battle Sisters Squad", "--target", "MEQ", option, value, "--db", str(db))
     assert out.returncode == 2
     message = " ".join(out.stderr.replace("│", " ").split())
-    assert f"Invalid value for '{option}': {value} is not allowed; {allowed}" in message
+    assert f"Error: {option}: {value} is not allowed; {allowed}" in message and out.stderr.count("\n") == 1
     assert "context" not in message and "critical_hit_on" not in message and "feel_no_pain" not in message
 
 

@@ -64,8 +64,8 @@ def test_dice_melee_range_and_parameters():
     ("A2 BS3+ Q4 AP-1 D1", "weapon profile 'A2 BS3+ Q4 AP-1 D1': cannot read token 'Q4': a profile has A, BS or "
                            "WS, S, AP, D, an optional range (24\" or Melee) and abilities in brackets; "
                            f"write e.g. {WEAPON_EXAMPLE!r}"),
-    ("A2 BS3+ S4 AP1 D1", "weapon profile 'A2 BS3+ S4 AP1 D1': token 'AP1': Armour Penetration is 0 or "
-                          f"negative: write AP-1; write e.g. {WEAPON_EXAMPLE!r}"),
+    ("A2 BS3+ S4 AP1 D1", "weapon profile 'A2 BS3+ S4 AP1 D1': token 'AP1': Armour Penetration '1' is "
+                          f"positive, and AP is 0 or negative: write AP-1 (or AP0); write e.g. {WEAPON_EXAMPLE!r}"),
     ("A2 BS9+ S4 AP-1 D1", "weapon profile 'A2 BS9+ S4 AP-1 D1': token 'BS9+': not a roll target: '9+' "
                            f"(expected e.g. 3+); write e.g. {WEAPON_EXAMPLE!r}"),
     ("A0 BS3+ S4 AP-1 D1", "weapon profile 'A0 BS3+ S4 AP-1 D1': token 'A0': Attacks '0' is less than 1; "

@@ -112,6 +112,8 @@ HOSTILE_STATEMENTS = [
     "SELECT * FROM read_text('/etc/passwd')",
     "SELECT * FROM read_text('~/secret.txt')",
     "SELECT * FROM read_blob('~/secret.txt')",
+    "SELECT * FROM read_blob('{db}')",
+    "SELECT content FROM read_text('{db}.wal')",
     "SELECT * FROM read_text(['/etc/passwd', '/etc/hostname'])",
     "SELECT * FROM read_text('file:///etc/passwd')",
     "SELECT * FROM read_text('/proc/self/environ')",
@@ -286,6 +288,9 @@ HARMLESS_UNDER_THE_SANDBOX = {
     "CREATE TEMP TABLE t AS SELECT 1", "CREATE TEMPORARY TABLE t (a INTEGER)",
     "CALL pragma_table_info('datasheets')", "CHECKPOINT", "FORCE CHECKPOINT", "CHECKPOINT wh40k", "VACUUM",
     "VACUUM ANALYZE", "ANALYZE", "BEGIN TRANSACTION", "PREPARE p AS SELECT 1; EXECUTE p",
+    # DuckDB keeps the database's own file and its write-ahead log readable (its allowed_paths):
+    # the statement filter refuses the file readers by name
+    "SELECT * FROM read_blob('{db}')", "SELECT content FROM read_text('{db}.wal')",
 }
 
 
@@ -322,8 +327,11 @@ def test_the_sandbox_alone_refuses_every_hostile_statement_that_could_reach_outs
     ("PRAGMA enable_profiling", "Error: statement 1 (PRAGMA enable_profiling) is refused: that PRAGMA changes a "
                                 "setting or reaches outside the database; "),
     ("/* hidden */ CREATE TEMP TABLE t AS SELECT 1", "Error: statement 1 (CREATE TEMP TABLE) is refused: "),
-    ("SELECT * FROM read_text('~/secret.txt')", "Error: SQL failed: Permission Error: "),
-    ("SELECT * FROM read_csv('http://example.com/x.csv')",
+    ("SELECT * FROM read_text('~/secret.txt')",
+     "Error: statement 1 (SELECT) is refused: read_text reads files (the database's own file included); "),
+    ("SELECT * FROM \"READ_BLOB\"('wh40k.duckdb')",
+     "Error: statement 1 (SELECT) is refused: read_blob reads files (the database's own file included); "),
+    ("SELECT * FROM 'http://example.com/x.csv'",
      'Error: SQL failed: Permission Error: Cannot access file "http://example.com/x.csv" - file system '
      "operations are disabled by configuration; wh40k reads the database alone: "),
 ])
@@ -392,7 +400,7 @@ def test_every_setting_of_the_sandbox_holds_on_the_connection(db):
         "autoload_known_extensions": "false", "allow_community_extensions": "false",
         "allow_unsigned_extensions": "false", "allow_persistent_secrets": "false",
         "allow_unredacted_secrets": "false", "python_enable_replacements": "false", "temp_directory": "",
-        "lock_configuration": "true",
+        "memory_limit": "1.0 GiB", "threads": "2", "lock_configuration": "true",
     }
     # a setting can no longer be changed, even by the code that holds the connection
     with pytest.raises(duckdb.InvalidInputException, match="the configuration has been locked"):

@@ -152,6 +152,13 @@ def run(argv: list[str] | None = None) -> int:
     on stderr and give 1; a mistyped option or value prints the usage and ``Error: ...`` and
     gives 2; a Ctrl-C while the commands load prints ``INTERRUPTED`` and gives 130.
     """
+    if argv is None:
+        argv = sys.argv[1:]
+    bad = undecodable_argument(argv)
+    if bad is not None:
+        print(f"Error: argument {bad} is not valid UTF-8 text; give names and SQL as UTF-8 (check the terminal's "
+              "encoding, e.g. LANG=C.UTF-8)", file=sys.stderr)
+        return 1
     try:
         # not standalone: typer would draw a usage error in a panel wrapped at the terminal's width
         status = _command().main(args=argv, prog_name="wh40k", standalone_mode=False)
@@ -162,11 +169,11 @@ def run(argv: list[str] | None = None) -> int:
         print(f"Error: {exc}", file=sys.stderr)
         return 1
     except ClickException as exc:
-        # a mistyped option or value: usage, then `Error: ...` on one line (exit status 2);
+        # a mistyped option or value: one `Error: ...` line (exit status 2);
         # with no arguments, the help: typer's rich layout (a command group) has printed it,
         # click's plain one (``LazyGroup``) is the message
         if type(exc).__name__ != "NoArgsIsHelpError":
-            exc.show()
+            print(f"Error: {usage_message(exc)}", file=sys.stderr)
         elif exc.format_message().strip():
             print(exc.format_message())
         return exc.exit_code
@@ -180,6 +187,49 @@ def run(argv: list[str] | None = None) -> int:
         print(f"Error: {failure}", file=sys.stderr)
         return 1
     return status if isinstance(status, int) else 0
+
+
+def usage_message(exc: ClickException) -> str:
+    """A usage error of click as one line: the option, what is wrong with its value (without
+    pydantic's wording), and where the help is.
+
+    >>> NoSuchOption = click.exceptions.NoSuchOption
+    >>> print(usage_message(NoSuchOption("-- only comment")))
+    '-- only comment' is not an option; for text that starts with '-', give the options first, then -- and the text (wh40k sql --db FILE -- "-- ...")
+    """
+    exceptions = click.exceptions
+    BadParameter, MissingParameter, NoSuchOption = (
+        exceptions.BadParameter, exceptions.MissingParameter, exceptions.NoSuchOption)
+
+    if isinstance(exc, NoSuchOption) and (" " in exc.option_name or exc.option_name == "--"):
+        return (f"{exc.option_name!r} is not an option; for text that starts with '-', give the options first, "
+                "then -- and the text (wh40k sql --db FILE -- \"-- ...\")")
+    message = exc.format_message().rstrip(".")
+    if isinstance(exc, BadParameter) and not isinstance(exc, MissingParameter) and exc.param is not None:
+        name = " / ".join(getattr(exc.param, "opts", None) or [exc.param.human_readable_name])
+        text = exc.message.removeprefix("Value error, ").rstrip(".")
+        text = text.replace("Input should be a valid integer, unable to parse string as an integer", "not a whole number")
+        text = text.replace("Input should be a valid number, unable to parse string as a number", "not a number")
+        message = f"{name}: {text}"
+    ctx = getattr(exc, "ctx", None)
+    if ctx is not None and ctx.command_path:
+        message += f"; see `{ctx.command_path} --help`"
+    return message
+
+
+def undecodable_argument(argv: list[str]) -> int | None:
+    """The 1-based number of the first argument that holds bytes that are not UTF-8 (Python gives
+    them as lone surrogates, ``'\\udcff'``), None when every argument is text.
+
+    >>> undecodable_argument(["sql", "SELECT 1"]), undecodable_argument(["rule", "Cap\\udcfftain"])
+    (None, 2)
+    """
+    for number, arg in enumerate(argv, start=1):
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            return number
+    return None
 
 
 def _database_failure(exc: Exception) -> Wh40kError | None:

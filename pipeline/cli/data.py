@@ -27,10 +27,18 @@ def sql_command(
 
     Example: wh40k sql "SELECT name, starting_strength FROM datasheets ORDER BY name"
     """
-    rows = query.run_sql(query.open_database(db), statement)
-    if not rows and fmt is Format.table:
-        note("no rows")
-    render_rows(rows, fmt)
+    from pipeline.cli.output import time_limit
+    from pipeline.limits import MAX_SQL_SECONDS
+
+    stopped = (f"the query ran past {MAX_SQL_SECONDS} s (the limit of one sql call, its output included) and was "
+               "stopped; narrow it or add a LIMIT")
+    with time_limit(MAX_SQL_SECONDS, stopped):  # DuckDB's own stop (run_sql) and the rendering
+        rows = query.run_sql(query.open_database(db), statement)
+        for text in rows.notes:
+            note(text)
+        if not rows and fmt is Format.table:
+            note("no rows")
+        render_rows(rows, fmt)
 
 
 @app.command("units")

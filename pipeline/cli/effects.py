@@ -12,7 +12,8 @@ from pipeline import query
 from pipeline.cli import app
 from pipeline.cli.output import Format, note, render_rows
 
-effects_app = typer.Typer(help="The effects of rules on attacks: coverage of the reader, rules it cannot read.",
+effects_app = typer.Typer(help="The effects of rules on attacks: coverage of the reader, rules it cannot read."
+                          "\n\nExample: wh40k effects coverage --edition 10 --faction \"Adepta Sororitas\"",
                           no_args_is_help=True)
 app.add_typer(effects_app, name="effects")
 

@@ -59,7 +59,9 @@ def show_command(
         render_rows(flat_rows(matched), fmt)
         return
     facts = summary(matched)
-    print(f"{facts['name'] or file.name}: {facts['faction']} ({facts['faction_id'] or 'faction not found'}), "
+    faction = (f"{facts['faction']} ({facts['faction_id'] or 'faction not found'})" if facts['faction']
+               else "no faction printed")
+    print(f"{facts['name'] or file.name}: {faction}, "
           f"{', '.join(facts['detachments']) or 'no detachment'}, edition {edition}"
           f"{' (' + facts['edition_evidence'] + ')' if facts['edition_evidence'] else ''}, format {facts['format']}; "
           f"points: {facts['declared_points']} declared, {facts['summed_points']} summed")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import datetime as dt
 import decimal
@@ -9,7 +10,7 @@ import json
 import math
 import sys
 from enum import Enum
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 if TYPE_CHECKING:  # rich is imported when a table is drawn
     from rich.console import Console
@@ -116,6 +117,33 @@ def _text(value: Any) -> str:
     if isinstance(value, (float, list, tuple, dict)):
         return str(value)
     return str(_plain(value))
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float, message: str) -> Iterator[None]:
+    """Raise ``DatabaseError(message)`` in the main thread once ``seconds`` have passed inside the
+    block (``SIGALRM``; elsewhere, or outside the main thread, no limit is set: the callers'
+    own limits still hold). Python code is stopped between two bytecodes; a call into C (a
+    DuckDB query) is stopped when it returns (``run_sql`` interrupts DuckDB itself)."""
+    import signal
+    import threading
+
+    from pipeline.errors import DatabaseError
+
+    if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(_signum, _frame):
+        raise DatabaseError(message)
+
+    previous = signal.signal(signal.SIGALRM, stop)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def console(stderr: bool = False, width: int | None = None) -> Console:

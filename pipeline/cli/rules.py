@@ -199,11 +199,10 @@ def detect_edition_command(
     Example: wh40k detect-edition raw/wahapedia-11e-core-rules-astra-militarum-page.txt
     """
     from pipeline.editions import detect_edition
+    from pipeline.limits import MAX_RULES_TEXT_BYTES, read_bounded
 
     try:
-        text = file.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"{file}: cannot read ({exc.strerror})") from None
+        text = read_bounded(file, MAX_RULES_TEXT_BYTES, "rules text").decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InputError(f"{file}: not UTF-8 at byte {exc.start}; re-save it as UTF-8") from None
     found = detect_edition(text)

@@ -242,7 +242,8 @@ def parse_weapon_profile(text: str, models: int = 1, edition: int | None = None)
             elif label == "AP":
                 ap = read.armour_penetration(raw)
                 if ap.flags:
-                    raise NormaliseError(f"Armour Penetration is 0 or negative: write AP-{raw.lstrip('+')}")
+                    raise NormaliseError(f"Armour Penetration {raw!r} is positive, and AP is 0 or negative: "
+                                         f"write AP-{raw.lstrip('+')} (or AP0)")
                 value = ap.value
             else:
                 value = read.weapon_range(raw)
@@ -293,6 +294,9 @@ def _skill_text(value: object) -> str:
 
 def _weapon_token(token: str, where: str, fix: str) -> tuple[str, str]:
     """(label, value text) of one token of a weapon profile."""
+    if token.upper() in ("A", "AP", "BS", "WS", "S", "D"):
+        raise InputError(f"{where}: {token!r} without its value (a space between them?); write the value next to "
+                         f"its label, e.g. AP-1, A2, S4; {fix}")
     for label, pattern in _WEAPON_TOKENS:
         m = pattern.fullmatch(token)
         if m:

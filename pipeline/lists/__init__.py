@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pipeline.limits import MAX_LIST_BYTES
+from pipeline.errors import InputError
+from pipeline.limits import MAX_LIST_BYTES, MAX_LIST_NUMBER, MAX_LIST_UNITS, read_bounded
 from pipeline.lists.detect import FORMATS, detect_format, importer
 from pipeline.lists.errors import ArmyListError
 from pipeline.lists.model import ArmyList
@@ -40,27 +41,43 @@ def parse_list(data: bytes, fmt: str | None = None) -> ArmyList:
     if fmt not in FORMATS:
         raise ArmyListError(f"no list format {fmt!r}; the formats are: " + ", ".join(FORMATS))
     if fmt == "battlescribe":
-        return importer(fmt)(data)
+        return check_list(importer(fmt)(data))
     if text is None:
         raise ArmyListError(f"line 1: a zip file is read as a BattleScribe roster only, not as {fmt}")
-    return importer(fmt)(text)
+    return check_list(importer(fmt)(text))
+
+
+def check_list(army: ArmyList) -> ArmyList:
+    """``army`` if it is within the limits of one list: at most ``MAX_LIST_UNITS`` units, and
+    every points value and model or wargear count at most ``MAX_LIST_NUMBER``; else an
+    ``ArmyListError`` naming the line and the limit."""
+    if len(army.units) > MAX_LIST_UNITS:
+        raise ArmyListError(f"line {army.units[MAX_LIST_UNITS].line}: more than {MAX_LIST_UNITS} units: at most "
+                            f"{MAX_LIST_UNITS} units in one army list; this is no army list")
+    for what, value in (("declared points", army.declared_points), ("points limit", army.points_limit)):
+        if value is not None and abs(value) > MAX_LIST_NUMBER:
+            raise ArmyListError(f"line 1: {what} {value}: at most {MAX_LIST_NUMBER:,}; correct the list's header")
+    for unit in army.units:
+        numbers = [("points", unit.points)] + [("points of an Enhancement", e.points) for e in unit.enhancements]
+        numbers += [(f"models of {m.name!r}", m.count) for m in unit.models]
+        numbers += [(f"count of {w.name!r}", w.count) for m in unit.models for w in m.wargear]
+        numbers += [(f"count of {w.name!r}", w.count) for w in unit.wargear]
+        for what, value in numbers:
+            if value is not None and abs(value) > MAX_LIST_NUMBER:
+                raise ArmyListError(f"line {unit.line}: {unit.name!r}: {what} {value}: at most {MAX_LIST_NUMBER:,} "
+                                    "in one army list; correct the number")
+    return army
 
 
 def read_list(path: Path | str, fmt: str | None = None) -> ArmyList:
     """The army list in the file at ``path`` (``parse_list``). Raises ``ArmyListError``
-    naming the file for a file that cannot be read, is too large, or is not a list."""
+    naming the file for a file that cannot be read, is not a regular file (a FIFO, a device),
+    is over ``MAX_LIST_BYTES`` (read up to that bound, whatever its size says) or is not a list."""
     path = Path(path)
     try:
-        if path.stat().st_size > MAX_LIST_BYTES:
-            raise ArmyListError(f"{path}: {path.stat().st_size} bytes: at most {MAX_LIST_BYTES} bytes in one army "
-                                "list; this is no army list")
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise ArmyListError(f"{path}: no such file; give the path of an exported army list") from None
-    except IsADirectoryError:
-        raise ArmyListError(f"{path}: a folder, not an army list file") from None
-    except OSError as exc:
-        raise ArmyListError(f"{path}: cannot read the file ({exc.strerror})") from None
+        data = read_bounded(path, MAX_LIST_BYTES, "exported army list")
+    except InputError as exc:
+        raise ArmyListError(str(exc)) from None
     try:
         return parse_list(data, fmt)
     except ArmyListError as exc:

@@ -206,6 +206,9 @@ class _Sheets:
         self.edition = edition
         self.sheets = _rows(con, "SELECT datasheet_id, name, faction_id, game_mode FROM datasheets "
                                  "WHERE edition = ? ORDER BY (game_mode = 'combat-patrol'), datasheet_id", [edition])
+        self._models: dict[str, list[str]] = {}
+        self._gear: dict[str, tuple] = {}
+        self.profiles: dict[str, set] = {}
 
     def find(self, name: str, faction_id: str | None, faction: str | None) -> tuple[dict | None, float]:
         names = [name]
@@ -239,12 +242,26 @@ class _Sheets:
         return best[3], best[1]
 
     def models(self, datasheet_id: str) -> list[str]:
+        """The model names of a datasheet (read once per datasheet: a list repeats units)."""
+        if datasheet_id not in self._models:
+            self._models[datasheet_id] = self._read_models(datasheet_id)
+        return self._models[datasheet_id]
+
+    def _read_models(self, datasheet_id: str) -> list[str]:
         rows = self.con.execute(
             "SELECT model_name FROM unit_composition WHERE datasheet_id = ? UNION ALL "
             "SELECT model_name FROM model_profiles WHERE datasheet_id = ?", [datasheet_id, datasheet_id]).fetchall()
         return list(dict.fromkeys(r[0] for r in rows if r[0]))
 
     def gear(self, datasheet_id: str) -> tuple[list[str], list[str]]:
+        """The weapon names and wargear names of a datasheet, and its weapon profiles in
+        ``self.profiles`` (read once per datasheet)."""
+        if datasheet_id not in self._gear:
+            self._gear[datasheet_id] = (self._read_gear(datasheet_id), self.profiles)
+        (weapons, wargear), self.profiles = self._gear[datasheet_id]
+        return weapons, wargear
+
+    def _read_gear(self, datasheet_id: str) -> tuple[list[str], list[str]]:
         weapons = [r[0] for r in self.con.execute(
             "SELECT DISTINCT weapon_name FROM weapon_profiles WHERE datasheet_id = ? ORDER BY 1", [datasheet_id]).fetchall()]
         self.profiles = {}
