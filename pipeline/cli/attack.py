@@ -328,7 +328,7 @@ def attack_command(
         "models (expected models destroyed) or damage.")),
     explain: bool = typer.Option(False, "--explain", help="List each step with the rule text it applied."),
     with_effects: List[str] = typer.Option([], "--with", help=(
-        "Apply a stratagem, order, ability, detachment rule or enhancement of the attacker's or the target's "
+        "Apply a stratagem, order, ability, detachment rule, enhancement or army rule of the attacker's or the target's "
         "faction by name (repeatable), e.g. 'Take Aim!'; 'NAME: OPTION' picks an option of a choice.")),
     detachment: Optional[str] = typer.Option(None, "--detachment", help=(
         "The attacker's detachment: of --with names printed by several detachments (a stratagem and a "

@@ -1,8 +1,8 @@
 """Rules named by ``attack --with NAME`` / ``--without NAME``, and the target's own rules applied
 by default, found in the ``effects`` table of a database.
 
-``--with NAME`` names a stratagem, order, datasheet ability, detachment rule or enhancement of the
-attacker's faction, the target's faction or the core rules, of the attack's edition; a rule that
+``--with NAME`` names a stratagem, order, datasheet ability, detachment rule, enhancement or army
+rule of the attacker's faction, the target's faction or the core rules, of the attack's edition; a rule that
 offers a choice is named with the option picked: ``"Suffer Not the Unfaithful: LETHAL HITS"``.
 A datasheet ability is looked for first on the two units' own datasheets, then on the faction's.
 A name matching rules whose effects differ is narrowed down, in this order: a rule of the
@@ -164,8 +164,8 @@ def find_named(con, name: str, edition: int, factions: list[str] | None, own_she
     if not found:
         close = query._close(wanted, sorted({es[0].rule_name for es in rules.values()}))[:5]
         raise NotFoundError(
-            f"--with {name!r}: no stratagem, order, ability, detachment rule or enhancement with effects of that "
-            f"name for {where} in edition {edition}" + (f"; close names: {', '.join(close)}" if close else "")
+            f"--with {name!r}: no stratagem, order, ability, detachment rule, enhancement or army rule with effects "
+            f"of that name for {where} in edition {edition}" + (f"; close names: {', '.join(close)}" if close else "")
             + " (`wh40k effects unread` lists the rules the reader could not read)")
     distinct: dict[tuple, list[Effect]] = {}
     for es in found:

@@ -109,8 +109,8 @@ def test_an_unknown_name_is_one_error_line_with_close_names(seed_db):
                  "--db", str(seed_db))
     assert done.returncode == 1
     assert done.stderr.strip().splitlines()[-1].startswith(
-        "Error: --with 'Holy Radience': no stratagem, order, ability, detachment rule or enhancement with effects of "
-        "that name for any faction in edition 10; close names: HOLY RADIANCE")  # MEQ has no faction
+        "Error: --with 'Holy Radience': no stratagem, order, ability, detachment rule, enhancement or army rule with "
+        "effects of that name for any faction in edition 10; close names: HOLY RADIANCE")  # MEQ has no faction
     assert "Traceback" not in done.stderr
 
 
