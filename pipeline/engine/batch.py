@@ -644,6 +644,13 @@ def _plain_chains(figures: np.ndarray, out: _Collected, tab: _Targets, columns: 
             c = out.counts.pmfs[u]
             P[row, : c.size] = c
         result[group] = _summary(P @ states, models, wounds)
+    return _store(result, job_of, pairs, figures, out)
+
+
+def _store(result: np.ndarray, job_of: np.ndarray, pairs: np.ndarray, figures: np.ndarray, out) -> int:
+    """Write each pair's chain figures (``result`` by job, ``job_of`` by pair) into ``figures``;
+    the pairs whose chain was over the work limit (NaN) are counted as refused in ``out``.
+    Returns the number of pairs resolved."""
     refused = np.isnan(result[job_of, 0])
     if refused.any():
         out.refuse(f"the allocation chain needs more than {limits.MAX_ENGINE_WORK:.2g} steps of the exact engine; "
@@ -799,9 +806,4 @@ def _devastating_chains(figures: np.ndarray, out: _Collected, tab: _Targets, col
             Y = Y @ D + A[:, v]
         Y[:, -1] += np.maximum(0.0, 1.0 - Y.sum(axis=1))  # devastating counts at the cap: every model destroyed
         result[keep] = _summary(Y, models, wounds)
-    refused = np.isnan(result[job_of, 0])
-    if refused.any():
-        out.refuse(f"the allocation chain needs more than {limits.MAX_ENGINE_WORK:.2g} steps of the exact engine; "
-                   "use the simulator", int(refused.sum()))
-    figures[1:, pairs[:, 0], pairs[:, 1]] = result[job_of].T
-    return int((~refused).sum())
+    return _store(result, job_of, pairs, figures, out)

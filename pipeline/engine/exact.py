@@ -665,15 +665,25 @@ def _joint_mortal_wounds(attacks: np.ndarray, p_hit, sustained, lethal: bool, q,
     if mw_hit is not None:
         crit = _convolve2d(crit, mw_hit[None, :])
     if sustained is not None:
-        extra = np.zeros((1, 1))
-        power = np.ones((1, 1))
-        for x, p in enumerate(sustained):
-            if x:
-                power = _convolve2d(power, rolled)
-            extra = _add2d(extra, p * power)
-        crit = _convolve2d(crit, extra)
+        crit = _convolve2d(crit, _sustained_extra(sustained, rolled))
     per_attack = _add2d(_add2d(np.array([[p_hit[0]]]), p_hit[1] * rolled), p_hit[2] * crit)
     return _DevastatingCounts(attacks, per_attack, split=False)
+
+
+def _sustained_extra(sustained: np.ndarray, rolled: np.ndarray) -> np.ndarray:
+    """The joint counts of the extra hits of [SUSTAINED HITS] (``sustained``: the pmf of their
+    number), each rolled as ``rolled`` (a 2-D pmf of one hit's counts): ``sum_x P(x) rolled^{*x}``.
+
+    >>> _sustained_extra(np.array([0.0, 1.0]), np.array([[0.5, 0.5]])).tolist()
+    [[0.5, 0.5]]
+    """
+    extra = np.zeros((1, 1))
+    power = np.ones((1, 1))
+    for x, p in enumerate(sustained):
+        if x:
+            power = _convolve2d(power, rolled)
+        extra = _add2d(extra, p * power)
+    return extra
 
 
 def _compound_sub(count: np.ndarray, item: np.ndarray) -> np.ndarray:
@@ -1430,13 +1440,7 @@ def _joint_with_lethal(attacks, p_hit, sustained, p_unsaved, p_dev, p_auto_unsav
     auto = np.array([[1.0 - p_auto_unsaved], [p_auto_unsaved]])
     crit = auto
     if sustained is not None:
-        extra = np.zeros((1, 1))
-        power = np.ones((1, 1))
-        for x, p in enumerate(sustained):
-            if x:
-                power = _convolve2d(power, rolled)
-            extra = _add2d(extra, p * power)
-        crit = _convolve2d(auto, extra)
+        crit = _convolve2d(auto, _sustained_extra(sustained, rolled))
     per_attack = _add2d(_add2d(np.array([[p_hit[0]]]), p_hit[1] * rolled), p_hit[2] * crit)
     return _DevastatingCounts(attacks, per_attack, split=False)
 
