@@ -585,7 +585,8 @@ def own_faction_copies(con: duckdb.DuckDBPyConnection, sheets: list[dict[str, An
     marks = ", ".join("?" for _ in factions)
     counted = con.execute(
         "SELECT d.faction_id, upper(k.keyword), count(*) FROM datasheets d JOIN keywords k USING (datasheet_id) "
-        f"WHERE k.is_faction_keyword AND d.faction_id IN ({marks}) GROUP BY ALL ORDER BY 3 DESC, 2",
+        f"WHERE k.is_faction_keyword AND d.faction_id IN ({marks}) GROUP BY d.faction_id, upper(k.keyword) "
+        "ORDER BY 3 DESC, 2",
         factions).fetchall()
     own_keyword: dict[str, str] = {}
     for faction, keyword, _ in counted:

@@ -128,3 +128,27 @@ def test_a_replaced_database_file_is_copied_again_and_the_cache_emptied(tmp_path
     assert database._opened.folder != first and not first.exists()
     assert database.cached(("units",)) is None
     database.close()
+
+
+def test_the_owning_faction_of_a_shared_name_reads_the_same_over_sqlite():
+    """``query.own_faction_copies`` (which copy of a name several factions print is the owner's)
+    in portable SQL: over the SQLite copy the server reads, the same datasheets as over DuckDB
+    (it once used DuckDB's ``GROUP BY ALL``, and every such name was a 503 over SQLite)."""
+    from pipeline.query import own_faction_copies
+
+    duck = open_database(editions_db())
+    try:
+        cur = duck.execute("SELECT * FROM datasheets WHERE faction_id IS NOT NULL ORDER BY faction_id, datasheet_id")
+        rows = [dict(zip([d[0] for d in cur.description], r)) for r in cur.fetchall()]
+        sheets = [next(r for r in rows if r["faction_id"] == f) for f in dict.fromkeys(r["faction_id"] for r in rows)]
+        assert len(sheets) >= 2
+        expected = [r["datasheet_id"] for r in own_faction_copies(duck, sheets)]
+    finally:
+        duck.close()
+    database = Database(editions_db())
+    try:
+        with database.reading() as con:
+            assert con.backend == "sqlite"
+            assert [r["datasheet_id"] for r in own_faction_copies(con, sheets)] == expected
+    finally:
+        database.close()
