@@ -17,8 +17,8 @@ import re
 
 from pipeline.lists.errors import ArmyListError
 from pipeline.lists.model import ArmyList, ListedUnit
-from pipeline.lists.text import bullet_tree, lines_of, points_in, without_points
-from pipeline.lists.units import UnitItems, read_items, unit_models
+from pipeline.lists.text import lines_of, points_in, without_points
+from pipeline.lists.units import listed_unit
 
 _HEADING = re.compile(r"^(?P<name>[A-Z][A-Za-z ]+):$")
 
@@ -54,12 +54,7 @@ def parse(text: str) -> ArmyList:
         if current is None:
             return
         line, head, item_lines = current
-        items = read_items(bullet_tree(item_lines), UnitItems())
-        unit_name = without_points(head)
-        models, wargear = unit_models(unit_name, items, line)
-        units.append(ListedUnit(name=unit_name, points=points_in(head), models=models, line=line,
-                                enhancements=tuple(items.enhancements), wargear=wargear, warlord=items.warlord,
-                                section=section, notes=tuple(items.notes)))
+        units.append(listed_unit(without_points(head), head, line, item_lines, section))
 
     for n, line in numbered:
         if n <= title_line or not line.strip():

@@ -16,8 +16,8 @@ import re
 
 from pipeline.lists.errors import ArmyListError
 from pipeline.lists.model import ArmyList, Attachment, Enhancement, ListedUnit, ModelLine, Wargear
-from pipeline.lists.text import bullet_tree, lines_of, points_in, without_points
-from pipeline.lists.units import UnitItems, read_items, unit_models, wargear_of
+from pipeline.lists.text import lines_of, points_in, without_points
+from pipeline.lists.units import listed_unit, wargear_of
 from pipeline.normalise.names import name_key
 
 _HEADER = re.compile(r"^\+\s*([A-Z][A-Z ]+):\s*(.*)$")
@@ -109,12 +109,8 @@ def parse_gw(text: str) -> ArmyList:
         if current is None:
             return
         line, head, item_lines = current
-        items = read_items(bullet_tree(item_lines), UnitItems())
         count, name = _counted_name(without_points(head))
-        models, wargear = unit_models(name, items, line, count)
-        units.append(ListedUnit(name=name, points=points_in(head), models=models, line=line,
-                                enhancements=tuple(items.enhancements), wargear=wargear, warlord=items.warlord,
-                                section=section, notes=tuple(items.notes)))
+        units.append(listed_unit(name, head, line, item_lines, section, count))
 
     for n, line in numbered:
         if n <= end or not line.strip():

@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from pipeline.lists.model import Enhancement, ModelLine, Wargear
-from pipeline.lists.text import Node, counted, label_language, labelled, labels, points_in, without_points
+from pipeline.lists.model import Enhancement, ListedUnit, ModelLine, Wargear
+from pipeline.lists.text import Node, bullet_tree, counted, label_language, labelled, labels, points_in, without_points
 from pipeline.normalise.names import name_key
 
 _ADDED_POINTS = re.compile(r"[\(\[]\s*\+\s*\d+\s*(?:pts|points?)\s*[\)\]]", re.IGNORECASE)
@@ -129,3 +129,15 @@ def unit_models(unit_name: str, items: UnitItems, line: int, count: int = 1) -> 
     if items.models:
         return tuple(items.models), tuple(items.wargear)
     return (ModelLine(unit_name, count, tuple(items.wargear), line),), ()
+
+
+def listed_unit(name: str, head: str, line: int, item_lines: list[tuple[int, str]], section: str | None,
+                count: int = 1) -> ListedUnit:
+    """The ``ListedUnit`` of a unit printed as a head line (``head``, at ``line``, with its points)
+    and its bulleted ``item_lines`` (models, wargear, Enhancements, Warlord), named ``name``; a unit
+    without model lines is ``count`` models of its name (``unit_models``)."""
+    items = read_items(bullet_tree(item_lines), UnitItems())
+    models, wargear = unit_models(name, items, line, count)
+    return ListedUnit(name=name, points=points_in(head), models=models, line=line,
+                      enhancements=tuple(items.enhancements), wargear=wargear, warlord=items.warlord,
+                      section=section, notes=tuple(items.notes))
