@@ -66,7 +66,7 @@ CASES: list[tuple[str, list[Weapon], Target]] = [
     (f"200 attacks, Damage {limits.MAX_DAMAGE_PER_ATTACK}, vs {ONE_BIG.name}",
      [weapon("w", damage=str(limits.MAX_DAMAGE_PER_ATTACK), models=200)], ONE_BIG),
     (f"3 weapons of {MOST} attacks vs {ONE_BIG.name}", [weapon(f"w{i}", models=MOST) for i in range(3)], ONE_BIG),
-    (f"4 weapons of {MOST} attacks vs {ONE_BIG.name} (over the work limit)",
+    (f"4 weapons of {MOST} attacks vs {ONE_BIG.name}",
      [weapon(f"w{i}", models=MOST) for i in range(4)], ONE_BIG),
     (f"{limits.MAX_WEAPONS_PER_ATTACK} weapons of 10 attacks vs {ONE_BIG.name}",
      [weapon(f"w{i}", models=10) for i in range(limits.MAX_WEAPONS_PER_ATTACK)], ONE_BIG),

@@ -11,20 +11,26 @@ work grows with the product of those counts (two weapons of 1,000 attacks agains
 Method. One event changes the state (k destroyed, w damage on the wounded model) in a way that does
 not depend on k (until every model is destroyed, after which nothing changes): from w it destroys
 no model and leaves w' damage, or destroys one model and leaves 0. So the whole attack is a walk
-over w (the wounded model's damage) with a count of models destroyed that only adds up, capped at
-the unit's models. The walk of the unsaved events (index ``a``) and the walk of the devastating
+over w (the wounded model's damage) with a count of models destroyed that only adds up. The walk of the unsaved events (index ``a``) and the walk of the devastating
 events (index ``c``) are joined where the first ends and the second starts (index ``g``): the
-chain carries ``C[K, g, c, a]``, the probability of K models destroyed in all, for each starting
+chain carries ``C[a, c, g, K]``, the probability of K models destroyed in all (K < models: the
+mass of every model destroyed is what the rest leaves of 1), for each starting
 point g of the devastating walk guessed in advance, with the normal walk at a and the
 devastating walk at c; at the end only the guesses that came true (a == g) are kept. One weapon's
-independent units (hits, or attacks with Lethal Hits) each move a and c at once, and moves of
-different indices commute, so each weapon is one Horner scheme over its units: work
-``units x (models + 1) x W^3 x W``, linear in the attacks, whatever the number of weapons.
+independent units (hits, or attacks with Lethal Hits) each make i unsaved and j devastating events
+with probability ``outcome[i, j]``: the unit's move is ``sum_ij outcome[i, j] X^i Y^j``, X one
+unsaved event, acting on a only, and Y one devastating event, acting on c only (each adding its
+kill to K); they commute, so each weapon is one Horner scheme over its units, and each X or Y is
+applied along its own axis (``Move``: one shifted add per damage value, the kills into the walk's
+0), never as a matrix over (a, c). Work ``units x W^3 x models x`` (the moves' damage values), linear
+in the attacks, whatever the number of weapons (``work``); the tensor has ``W^3 x models`` cells
+(20 x W25: 312,500; 5 x W100: 5e6, where the main chain's pending counts may be less work).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from math import comb
 from typing import Sequence
 
 import numpy as np
@@ -155,7 +161,7 @@ def allocate(streams: Sequence[Stream], models: int, wounds: int) -> np.ndarray:
     for g in range(wounds):
         C[0, g, g, 0] = 1.0
     scratch = np.empty_like(C)
-    for stream in streams:
+    for stream in map(_without_null_events, streams):
         X, Y = Move(stream.normal_damage, wounds, axis=0), Move(stream.mortal_damage, wounds, axis=1)
         count = stream.count
         H = count[-1] * C  # the Horner value
@@ -206,6 +212,40 @@ def _unit_move(H: np.ndarray, c: float, C: np.ndarray, outcome: np.ndarray, X: M
             X.add_to(row, acc, acc_coef, scratch)
         acc, acc_coef = row, 1.0
     return acc
+
+
+def _thinned_axis(outcome: np.ndarray, keep: float, axis: int) -> np.ndarray:
+    """``outcome`` with each of its events along ``axis`` kept with probability ``keep`` (the
+    binomial thinning of the count of that axis)."""
+    size = outcome.shape[axis]
+    thin = np.zeros((size, size))  # thin[n, m] = P(m of n events kept)
+    for n in range(size):
+        for m in range(n + 1):
+            thin[n, m] = comb(n, m) * keep ** m * (1.0 - keep) ** (n - m)
+    return np.tensordot(thin, outcome, axes=([0], [axis])) if axis == 0 else outcome @ thin
+
+
+def _without_null_events(stream: Stream) -> Stream:
+    """``stream`` with its events of 0 damage (all points saved by Feel No Pain) dropped: an event
+    of 0 damage changes nothing, so the unit's counts are thinned by P(damage > 0) and the damage
+    pmfs are those given damage > 0 (one damage value less for each move of ``allocate``).
+
+    >>> s = _without_null_events(Stream(np.array([0.0, 1.0]), np.array([[0.5], [0.5]]), np.array([0.5, 0.5]), np.array([1.0])))
+    >>> s.outcome.tolist(), s.normal_damage.tolist()
+    ([[0.75], [0.25]], [0.0, 1.0])
+    """
+    outcome = stream.outcome
+    damages = []
+    for axis, damage in ((0, stream.normal_damage), (1, stream.mortal_damage)):
+        keep = float(damage[1:].sum())
+        if damage[0] == 0.0 or keep == 0.0:
+            damages.append(damage)
+            continue
+        outcome = _thinned_axis(outcome, keep, axis)
+        damages.append(np.concatenate(([0.0], damage[1:] / keep)))
+    if all(a is b for a, b in zip(damages, (stream.normal_damage, stream.mortal_damage))):
+        return stream
+    return Stream(stream.count, outcome, damages[0], damages[1])
 
 
 def _used_columns(outcome: np.ndarray) -> int:
@@ -266,7 +306,7 @@ def work(streams: Sequence[Stream], models: int, wounds: int) -> int:
     (10048000, 400000)
     """
     total = 0
-    for stream in streams:
+    for stream in map(_without_null_events, streams):
         units, rows, cols = stream.count.size - 1, stream.outcome.shape[0], _used_columns(stream.outcome)
         if models == 1:
             total += units * rows * cols * wounds * max(stream.normal_damage.size, stream.mortal_damage.size)
