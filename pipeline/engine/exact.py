@@ -102,11 +102,12 @@ weapon's other events are allocated; that count is capped where every model is d
 any state (models x ceil(W / least damage)), and the weapon's hits are split in closed form
 (``_with_devastating``; with Lethal Hits, one attack at a time): the work is linear in the
 attacks, with no joint count matrix; consecutive weapons whose devastating events are the same
-transition share one pending count (their total is all that matters). Where two or more pending
-counts would be carried (Devastating Wounds weapons of different Damage), their product is avoided:
-the chain is resolved by kill counts instead (``pipeline.engine.kill_counts``: the walk of the
-wounded model's damage, joined where the devastating events start, with the models destroyed
-counted; linear in the attacks, whatever the number of weapons) when that is less work. A count's upper tail of at most 1e-15 is cut and its mass
+transition share one pending count (their total is all that matters). Where pending counts would
+be carried (two or more multiply: Devastating Wounds weapons of different Damage), the chain is
+resolved by kill counts instead (``pipeline.engine.kill_counts``: the walk of the wounded model's
+damage, joined where the devastating events start, with the models destroyed counted, each event
+applied along its walk's axis; linear in the attacks, whatever the number of weapons) when that is
+less work (``_chain_method``). A count's upper tail of at most 1e-15 is cut and its mass
 put on the last kept value (``_truncated``), or, for a pending count, on "every model destroyed",
 so every pmf still sums to 1 and no probability moves by more than 1e-15 per weapon.
 

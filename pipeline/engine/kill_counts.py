@@ -11,20 +11,21 @@ work grows with the product of those counts (two weapons of 1,000 attacks agains
 Method. One event changes the state (k destroyed, w damage on the wounded model) in a way that does
 not depend on k (until every model is destroyed, after which nothing changes): from w it destroys
 no model and leaves w' damage, or destroys one model and leaves 0. So the whole attack is a walk
-over w (the wounded model's damage) with a count of models destroyed that only adds up. The walk of the unsaved events (index ``a``) and the walk of the devastating
-events (index ``c``) are joined where the first ends and the second starts (index ``g``): the
-chain carries ``C[a, c, g, K]``, the probability of K models destroyed in all (K < models: the
-mass of every model destroyed is what the rest leaves of 1), for each starting
-point g of the devastating walk guessed in advance, with the normal walk at a and the
-devastating walk at c; at the end only the guesses that came true (a == g) are kept. One weapon's
-independent units (hits, or attacks with Lethal Hits) each make i unsaved and j devastating events
-with probability ``outcome[i, j]``: the unit's move is ``sum_ij outcome[i, j] X^i Y^j``, X one
-unsaved event, acting on a only, and Y one devastating event, acting on c only (each adding its
-kill to K); they commute, so each weapon is one Horner scheme over its units, and each X or Y is
-applied along its own axis (``Move``: one shifted add per damage value, the kills into the walk's
-0), never as a matrix over (a, c). Work ``units x W^3 x models x`` (the moves' damage values), linear
-in the attacks, whatever the number of weapons (``work``); the tensor has ``W^3 x models`` cells
-(20 x W25: 312,500; 5 x W100: 5e6, where the main chain's pending counts may be less work).
+over w (the wounded model's damage) with a count of models destroyed that only adds up. The walk of
+the unsaved events (index ``a``) and the walk of the devastating events (index ``c``) are joined
+where the first ends and the second starts (index ``g``): the chain carries ``C[a, c, g, K]``, the
+probability of K models destroyed in all (K < models: the mass of every model destroyed is what the
+rest leaves of 1), for each starting point g of the devastating walk guessed in advance, with the
+normal walk at a and the devastating walk at c; at the end only the guesses that came true (a == g)
+are kept. One weapon's independent units (hits, or attacks with Lethal Hits) each make i unsaved
+and j devastating events with probability ``outcome[i, j]``: the unit's move is
+``sum_ij outcome[i, j] X^i Y^j``, X one unsaved event, acting on a only, and Y one devastating event, acting on c only
+(each adding its kill to K); they commute, so each weapon is one Horner scheme over its units, and
+each X or Y is applied along its own axis (``Move``: one shifted add per damage value, the kills
+into the walk's 0), never as a matrix over (a, c). Work ``units x W^3 x models x`` (the moves'
+damage values), linear in the attacks, whatever the number of weapons (``work``); the tensor has
+``W^3 x models`` cells (20 x W25: 312,500; 5 x W100: 5e6, where the main chain's pending counts may
+be less work).
 """
 
 from __future__ import annotations
@@ -230,7 +231,8 @@ def _without_null_events(stream: Stream) -> Stream:
     of 0 damage changes nothing, so the unit's counts are thinned by P(damage > 0) and the damage
     pmfs are those given damage > 0 (one damage value less for each move of ``allocate``).
 
-    >>> s = _without_null_events(Stream(np.array([0.0, 1.0]), np.array([[0.5], [0.5]]), np.array([0.5, 0.5]), np.array([1.0])))
+    >>> one = Stream(np.array([0.0, 1.0]), np.array([[0.5], [0.5]]), np.array([0.5, 0.5]), np.array([1.0]))
+    >>> s = _without_null_events(one)  # one unsaved event with P 1/2, of 0 or 1 damage
     >>> s.outcome.tolist(), s.normal_damage.tolist()
     ([[0.75], [0.25]], [0.0, 1.0])
     """

@@ -243,4 +243,5 @@ def test_two_devastating_weapons_of_different_damage_against_20_models_of_25_wou
     assert pmf.size == 21 and abs(pmf.sum() - 1.0) <= 1e-12
     assert result.damage.mean == pytest.approx(1000 * 2 / 3 * (1 / 9 + 1 / 6) * 3, abs=1e-9)
     destroyed = simulate_trials(weapons, target, Context(), trials=4_000, seed=5).models_destroyed
-    assert abs(destroyed.mean() - result.models_destroyed.mean) <= 5 * max(destroyed.std(ddof=1), 1 / 4_000) / np.sqrt(4_000)
+    spread = max(destroyed.std(ddof=1), 1 / 4_000)
+    assert abs(destroyed.mean() - result.models_destroyed.mean) <= 5 * spread / np.sqrt(4_000)
