@@ -19,13 +19,13 @@ rest leaves of 1), for each starting point g of the devastating walk guessed in 
 normal walk at a and the devastating walk at c; at the end only the guesses that came true (a == g)
 are kept. One weapon's independent units (hits, or attacks with Lethal Hits) each make i unsaved
 and j devastating events with probability ``outcome[i, j]``: the unit's move is
-``sum_ij outcome[i, j] X^i Y^j``, X one unsaved event, acting on a only, and Y one devastating event, acting on c only
-(each adding its kill to K); they commute, so each weapon is one Horner scheme over its units, and
-each X or Y is applied along its own axis (``Move``: one shifted add per damage value, the kills
-into the walk's 0), never as a matrix over (a, c). Work ``units x W^3 x models x`` (the moves'
-damage values), linear in the attacks, whatever the number of weapons (``work``); the tensor has
-``W^3 x models`` cells (20 x W25: 312,500; 5 x W100: 5e6, where the main chain's pending counts may
-be less work).
+``sum_ij outcome[i, j] X^i Y^j``, X one unsaved event, acting on a only, and Y one devastating
+event, acting on c only (each adding its kill to K); they commute, so each weapon is one Horner
+scheme over its units, and each X or Y is applied along its own axis (``Move``: one shifted add per
+damage value, the kills into the walk's 0), never as a matrix over (a, c). Work ``units x W^3 x
+models x`` (the moves' damage values), linear in the attacks, whatever the number of weapons
+(``work``); the tensor has ``W^3 x models`` cells (20 x W25: 312,500; 5 x W100: 5e6, where the main
+chain's pending counts may be less work).
 """
 
 from __future__ import annotations
