@@ -53,7 +53,7 @@ MAX_WEAPONS_PER_ATTACK = 100
 #: several Devastating Wounds weapons, ``pipeline.engine.kill_counts``, counted in the same unit of
 #: time, about 0.7 ns on this project's machine). One weapon of 1,000 attacks against 500 wounds
 #: needs 1e6; four Devastating Wounds weapons of 1,000 attacks, Damage 1, 2, 3 and D6, against
-#: 20 x W25 with Feel No Pain 6e9 (the heaviest accepted: some 5 s); two of Damage 1 and 2
+#: 20 x W25 with Feel No Pain 5e9 (among the heaviest accepted: some 4 s); two of Damage 1 and 2
 #: against 5 x W100 2.4e10 and against 2 x W250 2.8e10, over it (the kill counts' tensor has
 #: W^3 x models cells, the main chain carries a product of pending counts).
 MAX_ENGINE_WORK = 6_000_000_000
