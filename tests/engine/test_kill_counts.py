@@ -1,8 +1,8 @@
 """The allocation chain by kill counts (``pipeline.engine.kill_counts``) against the main chain.
 
-``exact.resolve`` takes the kill counts only where two or more pending devastating counts would
-be carried; here they are forced on every attack of ``data/chain_reference.json`` (166 attacks,
-one to four weapons, most with Devastating Wounds; the values of the engine before its chain was
+``exact.resolve`` takes the kill counts only where a pending devastating count would be carried
+and they are less work; here they are forced on every attack of ``data/chain_reference.json``
+(166 attacks, one to four weapons, most with Devastating Wounds; the values of the engine before its chain was
 made linear) and must give the same distribution of models destroyed to 1e-12 per count. On
 small random streams (hypothesis) the chain equals a direct enumeration of every count of
 every stream (the rule itself: all unsaved events in stream order, then all devastating events
