@@ -194,29 +194,62 @@ def fitted_exponent(xs: Sequence[float], ys: Sequence[float]) -> float:
 #: A unit of many models for the sweep of two Devastating Wounds weapons of different Damage.
 MANY = Target(toughness=4, save=3, wounds=2, models=250, name="250 x W2")
 
+#: A unit of many models of many Wounds for the sweeps and the 1,000-attack rows of several
+#: Devastating Wounds weapons of different Damage (the kill counts' largest tensor, W^3 x models).
+TOUGH = Target(toughness=4, save=3, wounds=25, models=20, name="20 x W25")
+
+#: The Damage of each Devastating Wounds weapon in the rows of 2, 3 and 4 such weapons.
+SEVERAL_DAMAGE = {2: ("1", "2"), 3: ("1", "2", "3"), 4: ("1", "2", "3", "D6")}
+
+
+def several_devastating(attacks: int, damages: Sequence[str] = ("1", "2")) -> list[Weapon]:
+    """Devastating Wounds weapons of ``attacks // len(damages)`` models each, one per Damage of
+    ``damages`` (their pending counts differ: the chain takes the kill counts,
+    ``pipeline.engine.kill_counts``)."""
+    return [dataclasses.replace(sweep_weapon(attacks // len(damages), damage, {"devastating_wounds": True}),
+                                name=f"D{damage}") for damage in damages]
+
 
 def two_devastating(attacks: int) -> list[Weapon]:
-    """Two Devastating Wounds weapons of ``attacks // 2`` models each, Damage 1 and 2 (their
-    pending counts differ: the chain takes the kill counts, ``pipeline.engine.kill_counts``)."""
-    return [dataclasses.replace(sweep_weapon(attacks // 2, damage, {"devastating_wounds": True}), name=f"D{damage}")
-            for damage in ("1", "2")]
+    """Two Devastating Wounds weapons of ``attacks // 2`` models each, Damage 1 and 2."""
+    return several_devastating(attacks, ("1", "2"))
 
 
 def sweep(context: Context) -> list[tuple[str, list[float], float]]:
-    """(path and Damage, median seconds per attack count of ``SWEEP_ATTACKS``, fitted exponent),
-    each call with no kept plan (``uncached``)."""
+    """(path and Damage, median CPU seconds of the thread per attack count of ``SWEEP_ATTACKS``,
+    fitted exponent), each call with no kept plan (``uncached``); CPU time, so that the exponent
+    does not follow the machine's load."""
     rows = []
     for damage in ("1", "D6+2"):
         for path, abilities in SWEEP_PATHS.items():
             times = [median_seconds(uncached(lambda n=n: resolve([sweep_weapon(n, damage, abilities)], REFERENCE_TARGET,
-                                                                 context)), repeats=5) for n in SWEEP_ATTACKS]
+                                                                 context)), repeats=5, clock=time.thread_time)
+                     for n in SWEEP_ATTACKS]
             rows.append((f"{path}, D{damage}" if damage[0].isdigit() else f"{path}, {damage}", times,
                          fitted_exponent(SWEEP_ATTACKS, times)))
     for target in (REFERENCE_TARGET, MANY):
-        times = [median_seconds(uncached(lambda n=n: resolve(two_devastating(n), target, context)), repeats=5)
-                 for n in SWEEP_ATTACKS]
+        times = [median_seconds(uncached(lambda n=n: resolve(two_devastating(n), target, context)), repeats=5,
+                                clock=time.thread_time) for n in SWEEP_ATTACKS]
         rows.append((f"two DW weapons, D1 + D2, vs {target.name}", times, fitted_exponent(SWEEP_ATTACKS, times)))
+    for count, damages in SEVERAL_DAMAGE.items():
+        times = [median_seconds(uncached(lambda n=n: resolve(several_devastating(n, damages), TOUGH, context)),
+                                repeats=3, clock=time.thread_time) for n in SWEEP_ATTACKS]
+        rows.append((f"{count} DW weapons, Damage {' + '.join(damages)}, vs {TOUGH.name}", times,
+                     fitted_exponent(SWEEP_ATTACKS, times)))
     return rows
+
+
+def timed_with_peak(run: Callable[[], object]) -> tuple[float, float, float]:
+    """(wall seconds, CPU seconds of the thread, peak MiB traced by tracemalloc) of one ``run``
+    with every engine cache emptied first."""
+    clear_engine_caches()
+    tracemalloc.start()
+    start, cpu = time.perf_counter(), time.thread_time()
+    run()
+    seconds, cpu = time.perf_counter() - start, time.thread_time() - cpu
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return seconds, cpu, peak / 2**20
 
 
 def main() -> None:
@@ -288,21 +321,19 @@ def main() -> None:
         print(f"reference case E[models_destroyed]: exact {e:.12f}, W40kDiviner {peer_mean:.12f}, "
               f"difference {abs(e - peer_mean):.1e}")
     print()
-    print(f"sweep against {REFERENCE_TARGET.name}: median ms of 5 at "
+    print(f"sweep against {REFERENCE_TARGET.name} (or the target named): median CPU ms of 5 (3 for 20 x W25) at "
           + ", ".join(str(n) for n in SWEEP_ATTACKS) + " attacks; fitted exponent of time in attacks")
     for label, times, exponent in sweep(context):
         print(f"  {label:<44} " + " ".join(f"{t * 1e3:7.2f}" for t in times) + f"   N^{exponent:.2f}")
     big = [sweep_weapon(400, "D6", {"sustained_hits": dice("1"), "devastating_wounds": True})]
-    clear_engine_caches()
-    tracemalloc.start()
-    start = time.perf_counter()
-    resolve(big, REFERENCE_TARGET, context)
-    big_s = time.perf_counter() - start
-    peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
+    big_s, big_cpu, big_peak = timed_with_peak(lambda: resolve(big, REFERENCE_TARGET, context))
     print(f"400 attacks, Damage D6, Sustained Hits 1, Devastating Wounds vs {REFERENCE_TARGET.name}: "
-          f"{big_s * 1e3:.1f} ms, peak {peak / 2**20:.1f} MiB (tracemalloc)")
-
+          f"{big_s * 1e3:.1f} ms ({big_cpu * 1e3:.1f} ms CPU), peak {big_peak:.1f} MiB (tracemalloc)")
+    for count, damages in SEVERAL_DAMAGE.items():
+        weapons = several_devastating(1000 * count, damages)
+        seconds, cpu, peak = timed_with_peak(lambda: resolve(weapons, TOUGH, context))
+        print(f"{count} DW weapons of 1,000 attacks, Damage {', '.join(damages)}, vs {TOUGH.name}: "
+              f"{seconds:.2f} s ({cpu:.2f} s CPU), peak {peak:.1f} MiB (tracemalloc)")
 
 if __name__ == "__main__":
     main()

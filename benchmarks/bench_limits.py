@@ -5,7 +5,8 @@ the engine estimated (``exact.chain_work``, against ``MAX_ENGINE_WORK``) or the 
 refused it; asserts nothing (STYLE.md 14). The cases are the heaviest ones the limits allow:
 the most attacks of one weapon against the largest target, the most weapons, Devastating Wounds
 (whose pending events multiply the chain), Lethal Hits with Devastating Wounds (a 2-D count),
-the largest Damage, and the most dice.
+the largest Damage, the most dice, and Devastating Wounds weapons of different Damage against
+every shape of the largest target (the kill counts).
 """
 
 from __future__ import annotations
@@ -35,6 +36,27 @@ def weapon(name: str, attacks: str = "1", damage: str = "1", models: int = 1, **
 
 
 MOST = limits.MAX_ATTACKS_PER_WEAPON
+
+#: The shapes of the largest target for the Devastating Wounds grid: models x Wounds = 500.
+GRID_TARGETS = ((500, 1), (250, 2), (50, 10), (20, 25), (5, 100), (2, 250), (1, 500))
+
+
+def devastating_grid(models: int, wounds: int) -> list[tuple[str, list[Weapon], Target]]:
+    """The heaviest Devastating Wounds cases against ``models`` x W``wounds`` (Feel No Pain 5+):
+    four weapons of different Damage (1, 2, 3, D6) of the most attacks, and two (D3, D6) of the
+    most attacks with Lethal Hits and Sustained Hits 1."""
+    target = Target(toughness=4, save=3, wounds=wounds, models=models, feel_no_pain=5,
+                    name=f"{models} x W{wounds} FNP5+")
+    lethal = limits.MAX_ATTACKS_LETHAL_DEVASTATING
+    return [
+        (f"4 DW weapons of {MOST} attacks, Damage 1, 2, 3, D6, vs {target.name}",
+         [weapon(f"dw{d}", damage=d, models=MOST, devastating_wounds=True) for d in ("1", "2", "3", "D6")], target),
+        (f"2 DW weapons of {lethal} attacks, Damage D3, D6, Lethal Hits, Sustained Hits 1, vs {target.name}",
+         [weapon(f"dw{d}", damage=d, models=lethal, devastating_wounds=True, lethal_hits=True,
+                 sustained_hits=dice("1")) for d in ("D3", "D6")], target),
+    ]
+
+
 CASES: list[tuple[str, list[Weapon], Target]] = [
     (f"{MOST} attacks of one weapon vs {ONE_BIG.name}", [weapon("w", models=MOST)], ONE_BIG),
     (f"{MOST} attacks of one weapon vs {MANY.name}", [weapon("w", models=MOST)], MANY),
@@ -44,7 +66,7 @@ CASES: list[tuple[str, list[Weapon], Target]] = [
     (f"200 attacks, Damage {limits.MAX_DAMAGE_PER_ATTACK}, vs {ONE_BIG.name}",
      [weapon("w", damage=str(limits.MAX_DAMAGE_PER_ATTACK), models=200)], ONE_BIG),
     (f"3 weapons of {MOST} attacks vs {ONE_BIG.name}", [weapon(f"w{i}", models=MOST) for i in range(3)], ONE_BIG),
-    (f"4 weapons of {MOST} attacks vs {ONE_BIG.name} (over the work limit)",
+    (f"4 weapons of {MOST} attacks vs {ONE_BIG.name}",
      [weapon(f"w{i}", models=MOST) for i in range(4)], ONE_BIG),
     (f"{limits.MAX_WEAPONS_PER_ATTACK} weapons of 10 attacks vs {ONE_BIG.name}",
      [weapon(f"w{i}", models=10) for i in range(limits.MAX_WEAPONS_PER_ATTACK)], ONE_BIG),
@@ -68,6 +90,9 @@ CASES: list[tuple[str, list[Weapon], Target]] = [
     (f"{limits.MAX_DICE_COUNT}D{limits.MAX_DICE_SIDES} attacks x 2 models, {limits.MAX_DICE_COUNT // 4}D6 Damage, vs {ONE_BIG.name}",
      [weapon("dice", attacks=f"{limits.MAX_DICE_COUNT}D{limits.MAX_DICE_SIDES}",
              damage=f"{limits.MAX_DICE_COUNT // 4}D6", models=2)], ONE_BIG),
+    # Devastating Wounds weapons of different Damage at the most attacks, against every shape of
+    # the largest target (models x W = 500): the kill counts (``pipeline.engine.kill_counts``)
+    *[case for models, wounds in GRID_TARGETS for case in devastating_grid(models, wounds)],
     # just over a limit: refused before any work
     ("1001 attacks (over the limit)", [weapon("w", models=MOST + 1)], ONE_BIG),
     ("D1000000 Damage (over the limit)", [weapon("w", damage="D1000000")], ONE_BIG),

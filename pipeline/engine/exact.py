@@ -102,11 +102,12 @@ weapon's other events are allocated; that count is capped where every model is d
 any state (models x ceil(W / least damage)), and the weapon's hits are split in closed form
 (``_with_devastating``; with Lethal Hits, one attack at a time): the work is linear in the
 attacks, with no joint count matrix; consecutive weapons whose devastating events are the same
-transition share one pending count (their total is all that matters). Where two or more pending
-counts would be carried (Devastating Wounds weapons of different Damage), their product is avoided:
-the chain is resolved by kill counts instead (``pipeline.engine.kill_counts``: the walk of the
-wounded model's damage, joined where the devastating events start, with the models destroyed
-counted; linear in the attacks, whatever the number of weapons) when that is less work. A count's upper tail of at most 1e-15 is cut and its mass
+transition share one pending count (their total is all that matters). Where pending counts would
+be carried (two or more multiply: Devastating Wounds weapons of different Damage), the chain is
+resolved by kill counts instead (``pipeline.engine.kill_counts``: the walk of the wounded model's
+damage, joined where the devastating events start, with the models destroyed counted, each event
+applied along its walk's axis; linear in the attacks, whatever the number of weapons) when that is
+less work (``_chain_method``). A count's upper tail of at most 1e-15 is cut and its mass
 put on the last kept value (``_truncated``), or, for a pending count, on "every model destroyed",
 so every pmf still sums to 1 and no probability moves by more than 1e-15 per weapon.
 
@@ -1905,16 +1906,9 @@ def _streams(plans: Sequence[_Plan]) -> list[kill_counts.Stream]:
 
 
 def _kill_counts_work(plans: Sequence[_Plan], target: Target) -> int:
-    """The work of ``kill_counts.allocate`` for ``plans`` (``kill_counts.work``)."""
-    units = []
-    for plan in plans:
-        if plan.joint is None:
-            units.append((_truncated(plan.stages["unsaved"]).size - 1, 2, _trim(plan.normal_damage).size))
-        else:
-            rows, cols = plan.joint.outcome.shape
-            values = max(_trim(plan.normal_damage).size, _trim(plan.mortal_damage).size)
-            units.append((_truncated(plan.joint.count).size - 1, rows + cols - 1, values))
-    return kill_counts.work(units, target.models, target.wounds)
+    """The work of ``kill_counts.allocate`` for ``plans`` in multiply-adds of the main chain (the
+    time of ``kill_counts.STEPS_PER_MULTIPLY_ADD`` of its steps, ``kill_counts.work``)."""
+    return kill_counts.work(_streams(plans), target.models, target.wounds) // kill_counts.STEPS_PER_MULTIPLY_ADD
 
 
 def _pending_groups(plans: Sequence[_Plan], target: Target) -> int:
@@ -1932,9 +1926,9 @@ def _pending_groups(plans: Sequence[_Plan], target: Target) -> int:
 
 
 def _by_kill_counts(plans: Sequence[_Plan], target: Target) -> bool:
-    """Whether the chain is resolved by ``kill_counts`` rather than by pending counts: when two or
-    more pending counts would be carried (their product grows with the attacks of each) and the
-    kill counts take less work."""
+    """Whether the chain is resolved by ``kill_counts`` rather than by pending counts: when a
+    pending count would be carried (two or more multiply: their product grows with the attacks of
+    each) and the kill counts take less work (``_chain_method``)."""
     return _chain_method(tuple(plans), target.models, target.wounds)[0]
 
 
@@ -2133,7 +2127,7 @@ def _chain_method(plans: tuple["_Plan", ...], models: int, wounds: int) -> tuple
     compared by identity and each kept plan is made once per weapon, target and context)."""
     target = Target(toughness=1, save=None, wounds=wounds, models=models)
     # the kill counts read each plan's events as streams (``_streams``): not a re-rolled Damage roll
-    if _pending_groups(plans, target) >= 2 and all(plan.damage_reroll is None for plan in plans):
+    if _pending_groups(plans, target) >= 1 and all(plan.damage_reroll is None for plan in plans):
         by_kills, pending = _kill_counts_work(plans, target), _pending_work(plans, target)
         if by_kills < pending:
             return True, by_kills
