@@ -1471,14 +1471,17 @@ def _truncated(count: np.ndarray) -> np.ndarray:
 
     >>> _truncated(np.array([0.5, 0.5 - 1e-16, 1e-16])).tolist()
     [0.5, 0.5]
+    >>> _truncated(np.array([0.5, 0.5, 0.0])).tolist()
+    [0.5, 0.5]
     """
-    count = _trim(count)
-    tail = np.cumsum(count[::-1])[::-1]  # tail[n] = P(N >= n)
-    keep = int(np.flatnonzero(tail > TAIL_MASS)[-1]) + 1 if np.any(tail > TAIL_MASS) else count.size
-    if keep == count.size:
+    tail = np.cumsum(count[::-1])  # tail[i] = P(N >= size - 1 - i), non-decreasing in i
+    cut = int(tail.searchsorted(TAIL_MASS, side="right"))  # the values whose upper tail is at most TAIL_MASS
+    if cut == 0:
         return count
-    out = count[:keep].copy()
-    out[-1] += tail[keep]
+    if cut == count.size:  # no value holds more (a sub-probability of at most TAIL_MASS): as it is
+        return _trim(count)
+    out = count[: count.size - cut].copy()
+    out[-1] += tail[cut - 1]
     return out
 
 
@@ -1579,7 +1582,8 @@ def _binomial_matrix_made(n_max: int, p: float) -> np.ndarray:
 
 
 def _trim(pmf: np.ndarray) -> np.ndarray:
-    nonzero = np.flatnonzero(pmf)
+    """``pmf`` without its trailing zeros (``_ZERO`` when all are zero)."""
+    nonzero = pmf.nonzero()[0]
     return pmf[: nonzero[-1] + 1] if nonzero.size else _ZERO
 
 
@@ -1635,25 +1639,37 @@ DENSE_STATES = 64
 
 
 def _powers(X: np.ndarray, T: np.ndarray, n: int) -> np.ndarray:
-    """``[X T^0, X T^1, ..., X T^n]`` stacked on a new first axis, by doubling."""
-    out = X[None]
-    step = T
-    while out.shape[0] < n + 1:  # one 2-D product per doubling (a stack of 1-row products is slow)
-        out = np.concatenate([out, (out.reshape(-1, out.shape[-1]) @ step).reshape(out.shape)])
-        if out.shape[0] < n + 1:
+    """``[X T^0, X T^1, ..., X T^n]`` stacked on a new first axis (shape (n + 1,) + X.shape), by
+    doubling: the first h powers times ``T^h`` give the next h, one 2-D product per doubling
+    written into one array (a stack of 1-row products, or growing copies, cost more than the
+    arithmetic for a small chain).
+
+    >>> T = np.array([[0.5, 0.5], [0.0, 1.0]])
+    >>> _powers(np.array([[1.0, 0.0]]), T, 3)[:, 0].tolist()
+    [[1.0, 0.0], [0.5, 0.5], [0.25, 0.75], [0.125, 0.875]]
+    """
+    out = np.empty((n + 1,) + X.shape)
+    out[0] = X
+    S = X.shape[-1]
+    done, step = 1, T
+    while done <= n:
+        take = min(done, n + 1 - done)
+        np.matmul(out[:take].reshape(-1, S), step, out=out[done : done + take].reshape(-1, S))
+        done += take
+        if done <= n:
             step = step @ step
-    return out[: n + 1]
+    return out
 
 
 def _apply_count(X: np.ndarray, T: np.ndarray, count: np.ndarray) -> np.ndarray:
-    """``sum_u count[u] X T^u`` for X of shape (M, S): powers by doubling for one small state
-    vector, else Horner's scheme (``count.size`` products of X by T, X's size of memory)."""
-    count = _trim(count)
+    """``sum_u count[u] X T^u`` for X of shape (M, S), ``count`` cut as ``_truncated``: powers by
+    doubling for one small state vector, else Horner's scheme (``count.size`` products of X by T,
+    X's size of memory)."""
+    count = _truncated(count)
     if count.size == 1:
         return X * count[0]
     if X.shape[0] == 1 and X.shape[1] <= DENSE_STATES:
-        return np.tensordot(count, _powers(X, T, count.size - 1), axes=1)
-    count = _truncated(count)
+        return (count @ _powers(X, T, count.size - 1).reshape(count.size, -1)).reshape(X.shape)
     Y = count[-1] * X
     for c in count[-2::-1]:
         Y = Y @ T
@@ -1773,15 +1789,15 @@ def _with_devastating(X: np.ndarray, T: np.ndarray, normal_damage: np.ndarray, c
         mixed[0] += 1.0 - p
         B = _transition_matrix(mixed.tobytes(), target.models, target.wounds)
         r_max = count.size - 1
-        by_dev = _binomial_columns(r_max, q, size)  # [r, v]
-        weight = np.zeros((size, r_max + 1))  # [v, m]
-        for v in range(size):
-            weight[v, : r_max + 1 - v] = count[v:] * by_dev[v:, v]
+        weight = _split_weights(count, _binomial_columns(r_max, q, size))  # [v, m]
+        if M == 1:
+            Y = _power_stack(X, B, mixed, r_max, target)  # (R, 1, S)
+            return weight @ Y.reshape(r_max + 1, S)
         out = np.empty((M, size, S))
         rows = max(1, STACK_CELLS // ((r_max + 1) * S))  # rows of X per stack of powers
         for first in range(0, M, rows):
             Y = _power_stack(X[first : first + rows], B, mixed, r_max, target)  # (R, rows, S)
-            out[first : first + rows] = np.tensordot(weight, Y, axes=(1, 0)).transpose(1, 0, 2)
+            out[first : first + rows] = (weight @ Y.reshape(r_max + 1, -1)).reshape(size, -1, S).transpose(1, 0, 2)
         return out.reshape(M * size, S)
     # Horner's scheme over the attacks: Y = sum_n count[n] Op^n (X at v = 0), where one attack's
     # Op makes a unsaved and b devastating events with probability outcome[a, b].
@@ -1803,6 +1819,21 @@ def _with_devastating(X: np.ndarray, T: np.ndarray, normal_damage: np.ndarray, c
                     out[:, b:, :] += outcome[a, b] * by_a[a][:, : size - b, :]
         Y = out
     return Y.reshape(M * size, S)
+
+
+def _split_weights(count: np.ndarray, by_dev: np.ndarray) -> np.ndarray:
+    """``weight[v, m] = count[m + v] by_dev[m + v, v]`` (0 where ``m + v`` is past the count): the
+    weight of ``X B^m`` in the state with v devastating events (``_with_devastating``), shape
+    (size, R) for ``by_dev`` of shape (R, size); one strided view of ``count x by_dev``.
+
+    >>> _split_weights(np.array([0.5, 0.5]), np.array([[1.0, 0.0], [0.5, 0.5]])).tolist()
+    [[0.5, 0.25], [0.25, 0.0]]
+    """
+    rows, size = by_dev.shape
+    scaled = np.zeros((rows + size, size))
+    np.multiply(by_dev, count[:, None], out=scaled[:rows])
+    row, col = scaled.strides
+    return np.lib.stride_tricks.as_strided(scaled, shape=(size, rows), strides=(row + col, row), writeable=False)
 
 
 @lru_cache(maxsize=256)
@@ -1855,7 +1886,8 @@ def _chain_kept(plans: tuple[_Plan, ...], models: int, wounds: int) -> tuple[np.
 def _chain_state(plans: tuple[_Plan, ...], models: int, wounds: int) -> tuple[np.ndarray, bool]:
     """The work of ``_chain``: (its state, whether devastating events were allocated)."""
     target = Target(toughness=1, save=None, wounds=wounds, models=models)  # only its size is read
-    if _by_kill_counts(plans, target):
+    # one pending count or none: never the kill counts (``_chain_method``), whose choice is then not worked out
+    if _pending_groups(plans, target) >= 2 and _by_kill_counts(plans, target):
         return kill_counts.allocate(_streams(plans), models, wounds), True
     X = _initial_state(target)[None, :]  # (M, S): M indexes the pending devastating counts
     pending: list[tuple[int, np.ndarray]] = []
@@ -1944,11 +1976,21 @@ def _same_events(a: np.ndarray, b: np.ndarray) -> bool:
 
 
 def _contract_powers(X: np.ndarray, D: np.ndarray) -> np.ndarray:
-    """``sum_v X[v] D^v`` over the first axis of X, by pairing terms (log2 steps)."""
+    """``sum_v X[v] D^v`` over the first axis of X, by pairing terms (log2 steps; X padded once
+    with zero terms to a power of two).
+
+    >>> D = np.array([[0.0, 1.0], [0.0, 1.0]])
+    >>> _contract_powers(np.array([[0.5, 0.0], [0.25, 0.0], [0.25, 0.0]]), D).tolist()
+    [0.5, 0.5]
+    """
+    size = X.shape[0]
+    if size == 1:
+        return X[0]
+    padded = 1 << (size - 1).bit_length()
+    if padded != size:
+        X = np.concatenate([X, np.zeros((padded - size,) + X.shape[1:])])
     step = D
     while X.shape[0] > 1:
-        if X.shape[0] % 2:
-            X = np.concatenate([X, np.zeros_like(X[:1])])
         X = X[0::2] + X[1::2] @ step
         if X.shape[0] > 1:
             step = step @ step
@@ -2186,7 +2228,44 @@ def _pending_work(plans: Sequence["_Plan"], target: Target) -> int:
     return work
 
 
+#: How far under ``MAX_ENGINE_WORK`` the bound of ``_chain_work_bound`` must be for the check to
+#: skip the estimate (room for the estimate's own terms to change).
+_BOUND_MARGIN = 64
+
+
+def _chain_work_bound(plans: Sequence["_Plan"], target: Target) -> int:
+    """An upper bound of ``chain_work`` from the sizes of the plans' counts alone (no count is
+    cut, no pending size is worked out): every count at its full support, every pending count at
+    the most the chain can carry (``models x wounds``, the cap of ``_mortal_events`` when the least
+    damage is 1), every product dense or banded at its larger cost. A few integer operations per
+    weapon, so that the work check of a small attack costs next to nothing (``_check_chain_work``).
+
+    >>> from pipeline.normalise.characteristics import dice
+    >>> w = Weapon(name="w", attacks=dice("2"), skill=3, strength=4, armour_penetration=0, damage=dice("1"), models=5)
+    >>> t = Target(toughness=4, save=3, wounds=2, models=10)
+    >>> plan = _plan(w, t, Context(), [], {})
+    >>> _chain_work_bound([plan], t) >= chain_work([plan], t)
+    True
+    """
+    states = target.models * target.wounds + 1
+    cells, work = 1, 0
+    for plan in plans:
+        per_cell = max(states, plan.normal_damage.size, plan.mortal_damage.size)
+        if plan.joint is None:
+            events = plan.stages["unsaved"].size
+            work += events * cells * states * per_cell + events.bit_length() * states ** 3
+            continue
+        units = plan.joint.count.size
+        rows, cols = plan.joint.outcome.shape
+        work += units * cells * states * (states * (rows * per_cell + rows * cols) + per_cell)
+        cells *= states
+        work += cells * states * states + states.bit_length() * states ** 3
+    return work
+
+
 def _check_chain_work(plans: Sequence["_Plan"], target: Target) -> None:
+    if _chain_work_bound(plans, target) * _BOUND_MARGIN <= limits.MAX_ENGINE_WORK:
+        return  # far under the limit whatever the estimate: not worked out
     work = chain_work(plans, target)
     if work > limits.MAX_ENGINE_WORK:
         raise EngineInputError(
