@@ -475,9 +475,11 @@ def _plan(weapon: Weapon, target: Target, context: Context, steps: list[Step], c
     else:
         means = (weapon.models * _mean(per_model), _mean(sustained) if sustained is not None else 0.0,
                  _mean(normal), _mean(mortal))
-    point_mean = _mean(mw_point)
-    mw_means = (0.0 if mw_hit is None else _mean(mw_hit) * point_mean,
-                0.0 if mw_wound is None else _mean(mw_wound) * point_mean)
+    mw_means = (0.0, 0.0)
+    if mw_hit is not None or mw_wound is not None:
+        point_mean = _mean(mw_point)
+        mw_means = (0.0 if mw_hit is None else _mean(mw_hit) * point_mean,
+                    0.0 if mw_wound is None else _mean(mw_wound) * point_mean)
     options = [
         _option(lethal, anti, needed, modifier, reroll, context, p_hit, unsaved_p, weapon.devastating_wounds, *means,
                 *mw_means)
@@ -549,9 +551,7 @@ def _plan(weapon: Weapon, target: Target, context: Context, steps: list[Step], c
     if mw_hit is not None or mw_wound is not None:
         rolled, own = _with_critical_mortal_wounds(rolled, own, lethal, q, unsaved_p, normal, mw_hit, mw_wound,
                                                    mw_point, p_hit, step)
-    plan.stages["attacks"] = _stage_pmf(per_model, None, None, None, None, weapon.models)
-    for stage in rolled:
-        plan.stages[stage] = _stage_pmf(per_model, p_hit, rolled[stage], own[stage], sustained, weapon.models)
+    plan.stages.update(_stage_pmfs(per_model, p_hit, rolled, own, sustained, weapon.models))
     if set(reroll_one) - {"damage"}:
         _reroll_one(plan, tuple(r for r in reroll_one if r != "damage"), p_hit, rolled, own, lethal, q[0],
                     sustained, step)
@@ -1334,12 +1334,22 @@ def _dice_pmf(expr: DiceExpr) -> np.ndarray:
 
 
 def _mix(parts: list[tuple[float, np.ndarray]]) -> np.ndarray:
-    """Mixture sum_i w_i pmf_i (pmfs of different lengths)."""
-    size = max(p.size for w, p in parts if w > 0) if any(w > 0 for w, _ in parts) else 1
+    """Mixture sum_i w_i pmf_i (pmfs of different lengths; parts of weight 0 or less are left out).
+
+    >>> _mix([(0.5, _ZERO), (0.5, np.array([0.0, 0.5, 0.5])), (0.0, np.ones(5))]).tolist()
+    [0.5, 0.25, 0.25]
+    """
+    size = 1
+    for w, p in parts:
+        if w > 0 and p.size > size:
+            size = p.size
     out = np.zeros(size)
     for w, p in parts:
         if w > 0:
-            out[: p.size] += w * p
+            if p.size == 1:
+                out[0] += w * p[0]
+            else:
+                out[: p.size] += w * p
     return out
 
 
@@ -1360,6 +1370,22 @@ def _stage_pmf(per_model: np.ndarray, p_hit, rolled: np.ndarray | None, own: np.
     other targets, or asked again, is not compounded again."""
     key = tuple(None if a is None else a.tobytes() for a in (per_model, rolled, own, sustained))
     return _stage_pmf_kept(*key, None if p_hit is None else tuple(p_hit), models)
+
+
+def _stage_pmfs(per_model: np.ndarray, p_hit, rolled: dict[str, np.ndarray], own: dict[str, np.ndarray],
+                sustained: np.ndarray | None, models: int) -> dict[str, np.ndarray]:
+    """``_stage_pmf`` of the attacks and of every stage of ``rolled`` (and ``own``), the keys of the
+    inputs they share made once."""
+    per_model_key = per_model.tobytes()
+    sustained_key = None if sustained is None else sustained.tobytes()
+    p_key = tuple(p_hit)
+    out = {"attacks": _stage_pmf_kept(per_model_key, None, None, None, None, models)}
+    for stage, pmf in rolled.items():
+        rolled_key = pmf.tobytes()
+        own_pmf = own[stage]
+        own_key = rolled_key if own_pmf is pmf else own_pmf.tobytes()
+        out[stage] = _stage_pmf_kept(per_model_key, rolled_key, own_key, sustained_key, p_key, models)
+    return out
 
 
 @lru_cache(maxsize=4096)
@@ -1821,6 +1847,17 @@ def _with_devastating(X: np.ndarray, T: np.ndarray, normal_damage: np.ndarray, c
     return Y.reshape(M * size, S)
 
 
+def _strided(base: np.ndarray, first: int, shape: tuple[int, ...], strides: tuple[int, ...]) -> np.ndarray:
+    """A view of the float64 array ``base`` (C-contiguous) from its item ``first`` with ``shape``
+    and ``strides`` (bytes), writing through to ``base``; every item it reaches must lie in
+    ``base`` (as ``np.lib.stride_tricks.as_strided``, without its cost of some microseconds).
+
+    >>> _strided(np.arange(6.0), 1, (2, 2), (16, 8)).tolist()
+    [[1.0, 2.0], [3.0, 4.0]]
+    """
+    return np.ndarray(shape, np.float64, base, first * base.itemsize, strides)
+
+
 def _split_weights(count: np.ndarray, by_dev: np.ndarray) -> np.ndarray:
     """``weight[v, m] = count[m + v] by_dev[m + v, v]`` (0 where ``m + v`` is past the count): the
     weight of ``X B^m`` in the state with v devastating events (``_with_devastating``), shape
@@ -1833,7 +1870,7 @@ def _split_weights(count: np.ndarray, by_dev: np.ndarray) -> np.ndarray:
     scaled = np.zeros((rows + size, size))
     np.multiply(by_dev, count[:, None], out=scaled[:rows])
     row, col = scaled.strides
-    return np.lib.stride_tricks.as_strided(scaled, shape=(size, rows), strides=(row + col, row), writeable=False)
+    return _strided(scaled, 0, (size, rows), (row + col, row))
 
 
 @lru_cache(maxsize=256)
@@ -1897,6 +1934,10 @@ def _chain_state(plans: tuple[_Plan, ...], models: int, wounds: int) -> tuple[np
             if plan.damage_reroll is not None:
                 X = _with_damage_reroll(X, plan, target)
                 continue
+            moves = _counter_moves(plan.normal_damage, wounds)
+            if moves is not None:
+                X = _counted(X, _compound(plan.stages["unsaved"], moves))
+                continue
             X = _apply_count(X, T, plan.stages["unsaved"])
             continue
         p_nonzero, D, cap = _mortal_events(plan.mortal_damage, target)
@@ -1911,7 +1952,7 @@ def _chain_state(plans: tuple[_Plan, ...], models: int, wounds: int) -> tuple[np
         return X[0], False
     X = X.reshape(*[size for size, _ in pending], X.shape[1])
     for _, D in pending:
-        X = _contract_powers(X, D)
+        X = _killed_by_each(X, models, wounds) if _kills_one(D, wounds) else _contract_powers(X, D)
     x = X.copy()
     x[-1] += max(0.0, 1.0 - float(x.sum()))  # pending counts at their cap: every model destroyed
     return x, True
@@ -1973,6 +2014,77 @@ def _by_kill_counts(plans: Sequence[_Plan], target: Target) -> bool:
 def _same_events(a: np.ndarray, b: np.ndarray) -> bool:
     """Whether two devastating events' transitions (``_mortal_events``) are the same matrix."""
     return a is b or (a.shape == b.shape and bool(np.array_equal(a, b)))
+
+
+def _counter_moves(damage: np.ndarray, wounds: int) -> np.ndarray | None:
+    """Where every event of ``damage`` moves the chain's state index (``k * wounds + w``) on by 1
+    or leaves it (events of at most 1 damage point, or any damage against models of 1 wound: the
+    point finishes the model or goes on the wounded one, nothing is lost), the pmf [stays, moves]
+    of one event; else None.
+
+    >>> _counter_moves(np.array([0.25, 0.75]), 2).tolist(), _counter_moves(np.array([0.1, 0.2, 0.7]), 2)
+    ([0.25, 0.75], None)
+    >>> _counter_moves(np.array([0.1, 0.2, 0.7]), 1).tolist()
+    [0.1, 0.9]
+    """
+    damage = _trim(damage)
+    if damage.size <= 2:
+        return damage if damage.size == 2 else np.array([1.0, 0.0])
+    if wounds == 1:
+        return np.array([damage[0], 1.0 - damage[0]])
+    return None
+
+
+def _counted(X: np.ndarray, moves: np.ndarray) -> np.ndarray:
+    """The chain state ``X`` (shape (M, S)) after a number of moves on of its state index of pmf
+    ``moves`` (``_counter_moves`` compounded over the events), the moves past the last state
+    (every model destroyed) kept there: ``X @ Tg`` with ``Tg[s, s + j] = moves[j]``, one product
+    whatever the number of events (exact: no count is cut).
+
+    >>> _counted(np.array([[0.5, 0.5, 0.0]]), np.array([0.5, 0.5])).tolist()
+    [[0.25, 0.5, 0.25]]
+    """
+    M, S = X.shape
+    n = moves.size
+    Tg = np.zeros((S, S + n))
+    _strided(Tg, 0, (S, n), (Tg.strides[0] + Tg.strides[1], Tg.strides[1]))[:] = moves
+    Y = X @ Tg
+    out = Y[:, :S].copy()
+    out[:, -1] += Y[:, S:].sum(axis=1)
+    return out
+
+
+def _kills_one(D: np.ndarray, wounds: int) -> bool:
+    """Whether each devastating event of transition ``D`` (``_mortal_events``: events that do
+    damage) destroys one model whatever its damage, the excess lost: no event leaves a fresh model
+    wounded (every damage is W or more)."""
+    return not D[0, 1:wounds].any()
+
+
+def _killed_by_each(X: np.ndarray, models: int, wounds: int) -> np.ndarray:
+    """``sum_v X[v] D^v`` (``_contract_powers``) where each of the v events of ``D`` destroys one
+    model (``_kills_one``): the state (k destroyed, w) goes to (k + v, 0); the mass that reaches
+    every model destroyed is left out (``_chain_state`` puts the missing mass there), so a few
+    array operations replace the powers of D.
+
+    >>> X = np.zeros((3, 5)); X[0, 1] = 0.5; X[1, 1] = 0.25; X[2, 0] = 0.25
+    >>> _killed_by_each(X, 2, 2).tolist()
+    [0.0, 0.5, 0.25, 0.0, 0.0]
+    """
+    size, S = X.shape[0], X.shape[-1]
+    alive = S - 1
+    Z = X.reshape(size, -1, S)
+    out = Z[0].copy()
+    shifts = min(size - 1, models - 1)  # v = 1..shifts leave a model standing
+    if shifts > 0:
+        rows = Z.shape[1]
+        padded = np.zeros((shifts, rows, shifts + models))
+        padded[:, :, shifts:] = Z[1 : shifts + 1, :, :alive].reshape(shifts, rows, models, wounds).sum(axis=3)
+        sv, sr, sk = padded.strides  # skewed[v - 1, r, j] = padded[v - 1, r, shifts + j - v]: models killed before, j - v
+        skewed = _strided(padded, shifts - 1, (shifts, rows, models), (sv - sk, sr, sk))
+        out[:, 0:alive:wounds] += skewed.sum(axis=0)
+    out[:, alive] = Z[0, :, alive]
+    return out.reshape(X.shape[1:])
 
 
 def _contract_powers(X: np.ndarray, D: np.ndarray) -> np.ndarray:
