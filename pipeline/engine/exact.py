@@ -164,6 +164,7 @@ mixed units are outside these inputs.
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
@@ -613,12 +614,19 @@ def _wound_rerolls(weapon: Weapon, context: Context, rules: EditionRules) -> lis
 def _mortal_point(weapon: Weapon, target: Target) -> np.ndarray:
     """Damage of one mortal wound after Feel No Pain (the better of ``feel_no_pain``,
     ``feel_no_pain_mortal`` and, for a [PSYCHIC] weapon, ``feel_no_pain_psychic``): [P(0), P(1)]."""
-    fnps = [f for f in (target.feel_no_pain, target.feel_no_pain_mortal,
-                        target.feel_no_pain_psychic if weapon is not None and weapon.psychic else None) if f is not None]
+    return _mortal_point_kept(target.feel_no_pain, target.feel_no_pain_mortal,
+                              target.feel_no_pain_psychic if weapon is not None and weapon.psychic else None)
+
+
+@lru_cache(maxsize=64)
+def _mortal_point_kept(*feel_no_pains: int | None) -> np.ndarray:
+    fnps = [f for f in feel_no_pains if f is not None]
     if not fnps or min(fnps) > 6:
         return _ONE
     ignored = (7 - max(2, min(fnps))) / 6
-    return np.array([ignored, 1.0 - ignored])
+    point = np.array([ignored, 1.0 - ignored])
+    point.flags.writeable = False
+    return point
 
 
 def _with_critical_mortal_wounds(rolled: dict, own: dict, lethal: bool, q, unsaved_p: float, normal: np.ndarray,
@@ -1106,6 +1114,8 @@ def _option(lethal, anti, needed, modifier, reroll, context, p_hit, unsaved_p, d
 def _best(options: list[_Option]) -> _Option:
     """The option with the highest expected damage; among equal ones (relative 1e-12), the
     first (candidates list auto-wound first, then the lowest Anti threshold)."""
+    if len(options) == 1:
+        return options[0]
     top = max(o.expected_damage for o in options)
     tolerance = 1e-12 * max(1.0, abs(top))
     return next(o for o in options if o.expected_damage >= top - tolerance)
@@ -1343,14 +1353,22 @@ def _mix(parts: list[tuple[float, np.ndarray]]) -> np.ndarray:
     for w, p in parts:
         if w > 0 and p.size > size:
             size = p.size
+    if size <= _SMALL:  # a few values: the same sums in Python floats, without an array operation per part
+        acc = [0.0] * size
+        for w, p in parts:
+            if w > 0:
+                for i, v in enumerate(p.tolist()):
+                    acc[i] += w * v
+        return np.array(acc)
     out = np.zeros(size)
     for w, p in parts:
         if w > 0:
-            if p.size == 1:
-                out[0] += w * p[0]
-            else:
-                out[: p.size] += w * p
+            out[: p.size] += w * p
     return out
+
+
+#: Largest pmf that ``_mix`` adds up in Python floats (the same products and sums, in the same order).
+_SMALL = 16
 
 
 def _per_attack(p_hit, rolled: np.ndarray, own: np.ndarray, sustained: np.ndarray | None) -> np.ndarray:
@@ -1647,13 +1665,14 @@ def _transition_matrix(damage_bytes: bytes, models: int, wounds: int) -> np.ndar
     the wounded model) plus the absorbing state ``models * wounds`` (all destroyed)."""
     damage = np.frombuffer(damage_bytes, dtype=np.float64)
     alive = models * wounds
-    T = np.zeros((alive + 1, alive + 1))
     idx = np.arange(alive)
     k, w = idx // wounds, idx % wounds
-    for x, p in enumerate(damage):
-        if p > 0:
-            dest = np.where(w + x < wounds, idx + x, (k + 1) * wounds)
-            T[idx, dest] += p
+    xs = np.flatnonzero(damage > 0)
+    dest = np.where(w[:, None] + xs < wounds, idx[:, None] + xs, ((k + 1) * wounds)[:, None])  # [state, value]
+    # one sum per cell, in the order of the values (a kill adds up every value that finishes the model)
+    cells = (idx[:, None] * (alive + 1) + dest).ravel()
+    weights = np.broadcast_to(damage[xs], dest.shape).ravel()
+    T = np.bincount(cells, weights=weights, minlength=(alive + 1) ** 2).reshape(alive + 1, alive + 1)
     T[alive, alive] = 1.0
     T.flags.writeable = False
     return T
@@ -1664,11 +1683,12 @@ def _transition_matrix(damage_bytes: bytes, models: int, wounds: int) -> np.ndar
 DENSE_STATES = 64
 
 
-def _powers(X: np.ndarray, T: np.ndarray, n: int) -> np.ndarray:
+def _powers(X: np.ndarray, T: np.ndarray, n: int, kept: tuple[bytes, int, int] | None = None) -> np.ndarray:
     """``[X T^0, X T^1, ..., X T^n]`` stacked on a new first axis (shape (n + 1,) + X.shape), by
     doubling: the first h powers times ``T^h`` give the next h, one 2-D product per doubling
     written into one array (a stack of 1-row products, or growing copies, cost more than the
-    arithmetic for a small chain).
+    arithmetic for a small chain). With ``kept`` = (damage pmf bytes, models, wounds) of ``T``
+    (``_transition_matrix``), the squares ``T^(2^k)`` are the kept ones (``_squared``).
 
     >>> T = np.array([[0.5, 0.5], [0.0, 1.0]])
     >>> _powers(np.array([[1.0, 0.0]]), T, 3)[:, 0].tolist()
@@ -1677,13 +1697,26 @@ def _powers(X: np.ndarray, T: np.ndarray, n: int) -> np.ndarray:
     out = np.empty((n + 1,) + X.shape)
     out[0] = X
     S = X.shape[-1]
-    done, step = 1, T
+    done, step, level = 1, T, 0
     while done <= n:
         take = min(done, n + 1 - done)
         np.matmul(out[:take].reshape(-1, S), step, out=out[done : done + take].reshape(-1, S))
         done += take
         if done <= n:
-            step = step @ step
+            level += 1
+            step = step @ step if kept is None else _squared(*kept, level)
+    return out
+
+
+@lru_cache(maxsize=512)
+def _squared(damage_bytes: bytes, models: int, wounds: int, level: int) -> np.ndarray:
+    """``T^(2^level)`` for the transition ``T`` of one event of a damage pmf (``_transition_matrix``):
+    the transition of 2^level events, kept by value as the transition itself (read-only)."""
+    if level == 0:
+        return _transition_matrix(damage_bytes, models, wounds)
+    half = _squared(damage_bytes, models, wounds, level - 1)
+    out = half @ half
+    out.flags.writeable = False
     return out
 
 
@@ -1769,7 +1802,7 @@ def _power_stack(X: np.ndarray, T: np.ndarray, damage: np.ndarray, n: int, targe
     """``[X T^0, ..., X T^n]`` (shape (n + 1, M, S)): by doubling for a small chain, else one
     banded product per power (``n x M x S x len(damage)``)."""
     if X.shape[1] <= DENSE_STATES:
-        return _powers(X, T, n)
+        return _powers(X, T, n, (damage.tobytes(), target.models, target.wounds))
     out = np.empty((n + 1,) + X.shape)
     out[0] = X
     for m in range(1, n + 1):
@@ -1922,7 +1955,7 @@ def _chain_kept(plans: tuple[_Plan, ...], models: int, wounds: int) -> tuple[np.
 
 def _chain_state(plans: tuple[_Plan, ...], models: int, wounds: int) -> tuple[np.ndarray, bool]:
     """The work of ``_chain``: (its state, whether devastating events were allocated)."""
-    target = Target(toughness=1, save=None, wounds=wounds, models=models)  # only its size is read
+    target = _sized_target(models, wounds)
     # one pending count or none: never the kill counts (``_chain_method``), whose choice is then not worked out
     if _pending_groups(plans, target) >= 2 and _by_kill_counts(plans, target):
         return kill_counts.allocate(_streams(plans), models, wounds), True
@@ -1936,7 +1969,7 @@ def _chain_state(plans: tuple[_Plan, ...], models: int, wounds: int) -> tuple[np
                 continue
             moves = _counter_moves(plan.normal_damage, wounds)
             if moves is not None:
-                X = _counted(X, _compound(plan.stages["unsaved"], moves))
+                X = _counted(X, _compound(_truncated(plan.stages["unsaved"]), moves))
                 continue
             X = _apply_count(X, T, plan.stages["unsaved"])
             continue
@@ -1947,7 +1980,7 @@ def _chain_state(plans: tuple[_Plan, ...], models: int, wounds: int) -> tuple[np
             pending[-1] = (X.shape[0] // rest, D)
             continue
         X = _with_devastating(X, T, plan.normal_damage, plan.joint, p_nonzero, cap, target)
-        pending.append((X.shape[0] // int(np.prod([size for size, _ in pending], dtype=np.int64)), D))
+        pending.append((X.shape[0] // math.prod(size for size, _ in pending), D))
     if not pending:
         return X[0], False
     X = X.reshape(*[size for size, _ in pending], X.shape[1])
@@ -1956,6 +1989,12 @@ def _chain_state(plans: tuple[_Plan, ...], models: int, wounds: int) -> tuple[np
     x = X.copy()
     x[-1] += max(0.0, 1.0 - float(x.sum()))  # pending counts at their cap: every model destroyed
     return x, True
+
+
+@lru_cache(maxsize=64)
+def _sized_target(models: int, wounds: int) -> Target:
+    """A target of ``models`` x W``wounds`` for the chain, which reads only its size."""
+    return Target(toughness=1, save=None, wounds=wounds, models=models)
 
 
 def _MORTAL_STEP(context: Context) -> Step:  # noqa: N802  (the one wording of the step)
@@ -2111,7 +2150,9 @@ def _contract_powers(X: np.ndarray, D: np.ndarray) -> np.ndarray:
 
 def _models_pmf(x: np.ndarray, target: Target) -> np.ndarray:
     alive = target.models * target.wounds
-    pmf = np.append(x[:alive].reshape(target.models, target.wounds).sum(axis=1), x[alive])
+    pmf = np.empty(target.models + 1)
+    x[:alive].reshape(target.models, target.wounds).sum(axis=1, out=pmf[:-1])
+    pmf[-1] = x[alive]
     return _normalised(pmf)
 
 
