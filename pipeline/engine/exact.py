@@ -1422,7 +1422,18 @@ def _stage_pmf_kept(per_model: bytes, rolled: bytes | None, own: bytes | None, s
 
 
 def _power(pmf: np.ndarray, n: int) -> np.ndarray:
-    """The n-fold convolution of ``pmf`` (the sum of n independent copies), by squaring."""
+    """The n-fold convolution of ``pmf`` (the sum of n independent copies), by squaring; a
+    certain value (a fixed Attacks characteristic) is placed at once.
+
+    >>> _power(np.array([0.0, 0.0, 1.0]), 3).tolist()
+    [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]
+    >>> _power(np.array([0.5, 0.5]), 2).tolist()
+    [0.25, 0.5, 0.25]
+    """
+    if n and pmf[-1] == 1.0 and not pmf[:-1].any():
+        out = np.zeros((pmf.size - 1) * n + 1)
+        out[-1] = 1.0
+        return out
     result = _ZERO
     base = pmf
     while n:
@@ -1537,7 +1548,9 @@ _KEEP_CELLS = 1 << 16
 def _binomial_columns(n_max: int, p: float, k_size: int) -> np.ndarray:
     """``B[n, k]`` = P(Binomial(n, p) = k) for n in 0..n_max and k < k_size, column by column
     (``B[n, k] = B[n, k-1] (n-k+1)/k p/(1-p)``): n_max x k_size work, not n_max^2. Values
-    below the smallest float (a start ``(1-p)^n`` under 1e-308) are 0.
+    below the smallest float (a start ``(1-p)^n`` under 1e-308) are 0. Up to n_max = 200 the
+    columns are those of ``_binomial_matrix`` (binomial coefficients times powers, a few array
+    operations, and no start that underflows).
 
     >>> _binomial_columns(3, 0.5, 2).tolist()
     [[1.0, 0.0], [0.5, 0.5], [0.25, 0.5], [0.125, 0.375]]
@@ -1561,6 +1574,11 @@ def _binomial_columns_made(n_max: int, p: float, k_size: int) -> np.ndarray:
     if p >= 1.0:
         idx = np.arange(min(n_max + 1, k_size))
         out[idx, idx] = 1.0
+        return out
+    if n_max <= 200:  # the whole table from the binomial coefficients: a few array operations
+        table = _binomial_matrix_made(n_max, p)
+        out[:, : min(k_size, n_max + 1)] = table[:, :k_size]
+        out.flags.writeable = False
         return out
     out[:, 0] = (1.0 - p) ** n
     ratio = p / (1.0 - p)
@@ -1612,6 +1630,11 @@ def _binomial_matrix_made(n_max: int, p: float) -> np.ndarray:
         idx = np.arange(size)
         m[idx, 0 if p == 0.0 else idx] = 1.0
         return m
+    if n_max <= 4:  # a few cells: the same products in Python floats
+        q = 1.0 - p
+        powers_p, powers_q = [p ** i for i in range(size)], [q ** i for i in range(size)]
+        return np.array([[math.comb(n, k) * powers_p[k] * powers_q[n - k] if k <= n else 0.0 for k in range(size)]
+                         for n in range(size)])
     n = np.arange(size)[:, None]
     k = np.arange(size)[None, :]
     lower = k <= n
