@@ -165,6 +165,7 @@ mixed units are outside these inputs.
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
@@ -476,9 +477,11 @@ def _plan(weapon: Weapon, target: Target, context: Context, steps: list[Step], c
     else:
         means = (weapon.models * _mean(per_model), _mean(sustained) if sustained is not None else 0.0,
                  _mean(normal), _mean(mortal))
-    point_mean = _mean(mw_point)
-    mw_means = (0.0 if mw_hit is None else _mean(mw_hit) * point_mean,
-                0.0 if mw_wound is None else _mean(mw_wound) * point_mean)
+    mw_means = (0.0, 0.0)
+    if mw_hit is not None or mw_wound is not None:
+        point_mean = _mean(mw_point)
+        mw_means = (0.0 if mw_hit is None else _mean(mw_hit) * point_mean,
+                    0.0 if mw_wound is None else _mean(mw_wound) * point_mean)
     options = [
         _option(lethal, anti, needed, modifier, reroll, context, p_hit, unsaved_p, weapon.devastating_wounds, *means,
                 *mw_means)
@@ -550,9 +553,7 @@ def _plan(weapon: Weapon, target: Target, context: Context, steps: list[Step], c
     if mw_hit is not None or mw_wound is not None:
         rolled, own = _with_critical_mortal_wounds(rolled, own, lethal, q, unsaved_p, normal, mw_hit, mw_wound,
                                                    mw_point, p_hit, step)
-    plan.stages["attacks"] = _stage_pmf(per_model, None, None, None, None, weapon.models)
-    for stage in rolled:
-        plan.stages[stage] = _stage_pmf(per_model, p_hit, rolled[stage], own[stage], sustained, weapon.models)
+    plan.stages.update(_stage_pmfs(per_model, p_hit, rolled, own, sustained, weapon.models))
     if set(reroll_one) - {"damage"}:
         _reroll_one(plan, tuple(r for r in reroll_one if r != "damage"), p_hit, rolled, own, lethal, q[0],
                     sustained, step)
@@ -614,12 +615,19 @@ def _wound_rerolls(weapon: Weapon, context: Context, rules: EditionRules) -> lis
 def _mortal_point(weapon: Weapon, target: Target) -> np.ndarray:
     """Damage of one mortal wound after Feel No Pain (the better of ``feel_no_pain``,
     ``feel_no_pain_mortal`` and, for a [PSYCHIC] weapon, ``feel_no_pain_psychic``): [P(0), P(1)]."""
-    fnps = [f for f in (target.feel_no_pain, target.feel_no_pain_mortal,
-                        target.feel_no_pain_psychic if weapon is not None and weapon.psychic else None) if f is not None]
+    return _mortal_point_kept(target.feel_no_pain, target.feel_no_pain_mortal,
+                              target.feel_no_pain_psychic if weapon is not None and weapon.psychic else None)
+
+
+@lru_cache(maxsize=64)
+def _mortal_point_kept(*feel_no_pains: int | None) -> np.ndarray:
+    fnps = [f for f in feel_no_pains if f is not None]
     if not fnps or min(fnps) > 6:
         return _ONE
     ignored = (7 - max(2, min(fnps))) / 6
-    return np.array([ignored, 1.0 - ignored])
+    point = np.array([ignored, 1.0 - ignored])
+    point.flags.writeable = False
+    return point
 
 
 def _with_critical_mortal_wounds(rolled: dict, own: dict, lethal: bool, q, unsaved_p: float, normal: np.ndarray,
@@ -1107,6 +1115,8 @@ def _option(lethal, anti, needed, modifier, reroll, context, p_hit, unsaved_p, d
 def _best(options: list[_Option]) -> _Option:
     """The option with the highest expected damage; among equal ones (relative 1e-12), the
     first (candidates list auto-wound first, then the lowest Anti threshold)."""
+    if len(options) == 1:
+        return options[0]
     top = max(o.expected_damage for o in options)
     tolerance = 1e-12 * max(1.0, abs(top))
     return next(o for o in options if o.expected_damage >= top - tolerance)
@@ -1335,13 +1345,31 @@ def _dice_pmf(expr: DiceExpr) -> np.ndarray:
 
 
 def _mix(parts: list[tuple[float, np.ndarray]]) -> np.ndarray:
-    """Mixture sum_i w_i pmf_i (pmfs of different lengths)."""
-    size = max(p.size for w, p in parts if w > 0) if any(w > 0 for w, _ in parts) else 1
+    """Mixture sum_i w_i pmf_i (pmfs of different lengths; parts of weight 0 or less are left out).
+
+    >>> _mix([(0.5, _ZERO), (0.5, np.array([0.0, 0.5, 0.5])), (0.0, np.ones(5))]).tolist()
+    [0.5, 0.25, 0.25]
+    """
+    size = 1
+    for w, p in parts:
+        if w > 0 and p.size > size:
+            size = p.size
+    if size <= _SMALL:  # a few values: the same sums in Python floats, without an array operation per part
+        acc = [0.0] * size
+        for w, p in parts:
+            if w > 0:
+                for i, v in enumerate(p.tolist()):
+                    acc[i] += w * v
+        return np.array(acc)
     out = np.zeros(size)
     for w, p in parts:
         if w > 0:
             out[: p.size] += w * p
     return out
+
+
+#: Largest pmf that ``_mix`` adds up in Python floats (the same products and sums, in the same order).
+_SMALL = 16
 
 
 def _per_attack(p_hit, rolled: np.ndarray, own: np.ndarray, sustained: np.ndarray | None) -> np.ndarray:
@@ -1363,6 +1391,22 @@ def _stage_pmf(per_model: np.ndarray, p_hit, rolled: np.ndarray | None, own: np.
     return _stage_pmf_kept(*key, None if p_hit is None else tuple(p_hit), models)
 
 
+def _stage_pmfs(per_model: np.ndarray, p_hit, rolled: dict[str, np.ndarray], own: dict[str, np.ndarray],
+                sustained: np.ndarray | None, models: int) -> dict[str, np.ndarray]:
+    """``_stage_pmf`` of the attacks and of every stage of ``rolled`` (and ``own``), the keys of the
+    inputs they share made once."""
+    per_model_key = per_model.tobytes()
+    sustained_key = None if sustained is None else sustained.tobytes()
+    p_key = tuple(p_hit)
+    out = {"attacks": _stage_pmf_kept(per_model_key, None, None, None, None, models)}
+    for stage, pmf in rolled.items():
+        rolled_key = pmf.tobytes()
+        own_pmf = own[stage]
+        own_key = rolled_key if own_pmf is pmf else own_pmf.tobytes()
+        out[stage] = _stage_pmf_kept(per_model_key, rolled_key, own_key, sustained_key, p_key, models)
+    return out
+
+
 @lru_cache(maxsize=4096)
 def _stage_pmf_kept(per_model: bytes, rolled: bytes | None, own: bytes | None, sustained: bytes | None,
                     p_hit: tuple[float, float, float] | None, models: int) -> np.ndarray:
@@ -1379,7 +1423,18 @@ def _stage_pmf_kept(per_model: bytes, rolled: bytes | None, own: bytes | None, s
 
 
 def _power(pmf: np.ndarray, n: int) -> np.ndarray:
-    """The n-fold convolution of ``pmf`` (the sum of n independent copies), by squaring."""
+    """The n-fold convolution of ``pmf`` (the sum of n independent copies), by squaring; a
+    certain value (a fixed Attacks characteristic) is placed at once.
+
+    >>> _power(np.array([0.0, 0.0, 1.0]), 3).tolist()
+    [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]
+    >>> _power(np.array([0.5, 0.5]), 2).tolist()
+    [0.25, 0.5, 0.25]
+    """
+    if n and pmf[-1] == 1.0 and not pmf[:-1].any():
+        out = np.zeros((pmf.size - 1) * n + 1)
+        out[-1] = 1.0
+        return out
     result = _ZERO
     base = pmf
     while n:
@@ -1472,14 +1527,17 @@ def _truncated(count: np.ndarray) -> np.ndarray:
 
     >>> _truncated(np.array([0.5, 0.5 - 1e-16, 1e-16])).tolist()
     [0.5, 0.5]
+    >>> _truncated(np.array([0.5, 0.5, 0.0])).tolist()
+    [0.5, 0.5]
     """
-    count = _trim(count)
-    tail = np.cumsum(count[::-1])[::-1]  # tail[n] = P(N >= n)
-    keep = int(np.flatnonzero(tail > TAIL_MASS)[-1]) + 1 if np.any(tail > TAIL_MASS) else count.size
-    if keep == count.size:
+    tail = np.cumsum(count[::-1])  # tail[i] = P(N >= size - 1 - i), non-decreasing in i
+    cut = int(tail.searchsorted(TAIL_MASS, side="right"))  # the values whose upper tail is at most TAIL_MASS
+    if cut == 0:
         return count
-    out = count[:keep].copy()
-    out[-1] += tail[keep]
+    if cut == count.size:  # no value holds more (a sub-probability of at most TAIL_MASS): as it is
+        return _trim(count)
+    out = count[: count.size - cut].copy()
+    out[-1] += tail[cut - 1]
     return out
 
 
@@ -1491,7 +1549,9 @@ _KEEP_CELLS = 1 << 16
 def _binomial_columns(n_max: int, p: float, k_size: int) -> np.ndarray:
     """``B[n, k]`` = P(Binomial(n, p) = k) for n in 0..n_max and k < k_size, column by column
     (``B[n, k] = B[n, k-1] (n-k+1)/k p/(1-p)``): n_max x k_size work, not n_max^2. Values
-    below the smallest float (a start ``(1-p)^n`` under 1e-308) are 0.
+    below the smallest float (a start ``(1-p)^n`` under 1e-308) are 0. Up to n_max = 200 the
+    columns are those of ``_binomial_matrix`` (binomial coefficients times powers, a few array
+    operations, and no start that underflows).
 
     >>> _binomial_columns(3, 0.5, 2).tolist()
     [[1.0, 0.0], [0.5, 0.5], [0.25, 0.5], [0.125, 0.375]]
@@ -1515,6 +1575,11 @@ def _binomial_columns_made(n_max: int, p: float, k_size: int) -> np.ndarray:
     if p >= 1.0:
         idx = np.arange(min(n_max + 1, k_size))
         out[idx, idx] = 1.0
+        return out
+    if n_max <= 200:  # the whole table from the binomial coefficients: a few array operations
+        table = _binomial_matrix_made(n_max, p)
+        out[:, : min(k_size, n_max + 1)] = table[:, :k_size]
+        out.flags.writeable = False
         return out
     out[:, 0] = (1.0 - p) ** n
     ratio = p / (1.0 - p)
@@ -1566,6 +1631,11 @@ def _binomial_matrix_made(n_max: int, p: float) -> np.ndarray:
         idx = np.arange(size)
         m[idx, 0 if p == 0.0 else idx] = 1.0
         return m
+    if n_max <= 4:  # a few cells: the same products in Python floats
+        q = 1.0 - p
+        powers_p, powers_q = [p ** i for i in range(size)], [q ** i for i in range(size)]
+        return np.array([[math.comb(n, k) * powers_p[k] * powers_q[n - k] if k <= n else 0.0 for k in range(size)]
+                         for n in range(size)])
     n = np.arange(size)[:, None]
     k = np.arange(size)[None, :]
     lower = k <= n
@@ -1580,7 +1650,8 @@ def _binomial_matrix_made(n_max: int, p: float) -> np.ndarray:
 
 
 def _trim(pmf: np.ndarray) -> np.ndarray:
-    nonzero = np.flatnonzero(pmf)
+    """``pmf`` without its trailing zeros (``_ZERO`` when all are zero)."""
+    nonzero = pmf.nonzero()[0]
     return pmf[: nonzero[-1] + 1] if nonzero.size else _ZERO
 
 
@@ -1618,13 +1689,14 @@ def _transition_matrix(damage_bytes: bytes, models: int, wounds: int) -> np.ndar
     the wounded model) plus the absorbing state ``models * wounds`` (all destroyed)."""
     damage = np.frombuffer(damage_bytes, dtype=np.float64)
     alive = models * wounds
-    T = np.zeros((alive + 1, alive + 1))
     idx = np.arange(alive)
     k, w = idx // wounds, idx % wounds
-    for x, p in enumerate(damage):
-        if p > 0:
-            dest = np.where(w + x < wounds, idx + x, (k + 1) * wounds)
-            T[idx, dest] += p
+    xs = np.flatnonzero(damage > 0)
+    dest = np.where(w[:, None] + xs < wounds, idx[:, None] + xs, ((k + 1) * wounds)[:, None])  # [state, value]
+    # one sum per cell, in the order of the values (a kill adds up every value that finishes the model)
+    cells = (idx[:, None] * (alive + 1) + dest).ravel()
+    weights = np.broadcast_to(damage[xs], dest.shape).ravel()
+    T = np.bincount(cells, weights=weights, minlength=(alive + 1) ** 2).reshape(alive + 1, alive + 1)
     T[alive, alive] = 1.0
     T.flags.writeable = False
     return T
@@ -1635,26 +1707,52 @@ def _transition_matrix(damage_bytes: bytes, models: int, wounds: int) -> np.ndar
 DENSE_STATES = 64
 
 
-def _powers(X: np.ndarray, T: np.ndarray, n: int) -> np.ndarray:
-    """``[X T^0, X T^1, ..., X T^n]`` stacked on a new first axis, by doubling."""
-    out = X[None]
-    step = T
-    while out.shape[0] < n + 1:  # one 2-D product per doubling (a stack of 1-row products is slow)
-        out = np.concatenate([out, (out.reshape(-1, out.shape[-1]) @ step).reshape(out.shape)])
-        if out.shape[0] < n + 1:
-            step = step @ step
-    return out[: n + 1]
+def _powers(X: np.ndarray, T: np.ndarray, n: int, kept: tuple[bytes, int, int] | None = None) -> np.ndarray:
+    """``[X T^0, X T^1, ..., X T^n]`` stacked on a new first axis (shape (n + 1,) + X.shape), by
+    doubling: the first h powers times ``T^h`` give the next h, one 2-D product per doubling
+    written into one array (a stack of 1-row products, or growing copies, cost more than the
+    arithmetic for a small chain). With ``kept`` = (damage pmf bytes, models, wounds) of ``T``
+    (``_transition_matrix``), the squares ``T^(2^k)`` are the kept ones (``_squared``).
+
+    >>> T = np.array([[0.5, 0.5], [0.0, 1.0]])
+    >>> _powers(np.array([[1.0, 0.0]]), T, 3)[:, 0].tolist()
+    [[1.0, 0.0], [0.5, 0.5], [0.25, 0.75], [0.125, 0.875]]
+    """
+    out = np.empty((n + 1,) + X.shape)
+    out[0] = X
+    S = X.shape[-1]
+    done, step, level = 1, T, 0
+    while done <= n:
+        take = min(done, n + 1 - done)
+        np.matmul(out[:take].reshape(-1, S), step, out=out[done : done + take].reshape(-1, S))
+        done += take
+        if done <= n:
+            level += 1
+            step = step @ step if kept is None else _squared(*kept, level)
+    return out
+
+
+@lru_cache(maxsize=512)
+def _squared(damage_bytes: bytes, models: int, wounds: int, level: int) -> np.ndarray:
+    """``T^(2^level)`` for the transition ``T`` of one event of a damage pmf (``_transition_matrix``):
+    the transition of 2^level events, kept by value as the transition itself (read-only)."""
+    if level == 0:
+        return _transition_matrix(damage_bytes, models, wounds)
+    half = _squared(damage_bytes, models, wounds, level - 1)
+    out = half @ half
+    out.flags.writeable = False
+    return out
 
 
 def _apply_count(X: np.ndarray, T: np.ndarray, count: np.ndarray) -> np.ndarray:
-    """``sum_u count[u] X T^u`` for X of shape (M, S): powers by doubling for one small state
-    vector, else Horner's scheme (``count.size`` products of X by T, X's size of memory)."""
-    count = _trim(count)
+    """``sum_u count[u] X T^u`` for X of shape (M, S), ``count`` cut as ``_truncated``: powers by
+    doubling for one small state vector, else Horner's scheme (``count.size`` products of X by T,
+    X's size of memory)."""
+    count = _truncated(count)
     if count.size == 1:
         return X * count[0]
     if X.shape[0] == 1 and X.shape[1] <= DENSE_STATES:
-        return np.tensordot(count, _powers(X, T, count.size - 1), axes=1)
-    count = _truncated(count)
+        return (count @ _powers(X, T, count.size - 1).reshape(count.size, -1)).reshape(X.shape)
     Y = count[-1] * X
     for c in count[-2::-1]:
         Y = Y @ T
@@ -1728,7 +1826,7 @@ def _power_stack(X: np.ndarray, T: np.ndarray, damage: np.ndarray, n: int, targe
     """``[X T^0, ..., X T^n]`` (shape (n + 1, M, S)): by doubling for a small chain, else one
     banded product per power (``n x M x S x len(damage)``)."""
     if X.shape[1] <= DENSE_STATES:
-        return _powers(X, T, n)
+        return _powers(X, T, n, (damage.tobytes(), target.models, target.wounds))
     out = np.empty((n + 1,) + X.shape)
     out[0] = X
     for m in range(1, n + 1):
@@ -1774,15 +1872,15 @@ def _with_devastating(X: np.ndarray, T: np.ndarray, normal_damage: np.ndarray, c
         mixed[0] += 1.0 - p
         B = _transition_matrix(mixed.tobytes(), target.models, target.wounds)
         r_max = count.size - 1
-        by_dev = _binomial_columns(r_max, q, size)  # [r, v]
-        weight = np.zeros((size, r_max + 1))  # [v, m]
-        for v in range(size):
-            weight[v, : r_max + 1 - v] = count[v:] * by_dev[v:, v]
+        weight = _split_weights(count, _binomial_columns(r_max, q, size))  # [v, m]
+        if M == 1:
+            Y = _power_stack(X, B, mixed, r_max, target)  # (R, 1, S)
+            return weight @ Y.reshape(r_max + 1, S)
         out = np.empty((M, size, S))
         rows = max(1, STACK_CELLS // ((r_max + 1) * S))  # rows of X per stack of powers
         for first in range(0, M, rows):
             Y = _power_stack(X[first : first + rows], B, mixed, r_max, target)  # (R, rows, S)
-            out[first : first + rows] = np.tensordot(weight, Y, axes=(1, 0)).transpose(1, 0, 2)
+            out[first : first + rows] = (weight @ Y.reshape(r_max + 1, -1)).reshape(size, -1, S).transpose(1, 0, 2)
         return out.reshape(M * size, S)
     # Horner's scheme over the attacks: Y = sum_n count[n] Op^n (X at v = 0), where one attack's
     # Op makes a unsaved and b devastating events with probability outcome[a, b].
@@ -1804,6 +1902,32 @@ def _with_devastating(X: np.ndarray, T: np.ndarray, normal_damage: np.ndarray, c
                     out[:, b:, :] += outcome[a, b] * by_a[a][:, : size - b, :]
         Y = out
     return Y.reshape(M * size, S)
+
+
+def _strided(base: np.ndarray, first: int, shape: tuple[int, ...], strides: tuple[int, ...]) -> np.ndarray:
+    """A view of the float64 array ``base`` (C-contiguous) from its item ``first`` with ``shape``
+    and ``strides`` (bytes), writing through to ``base``; every item it reaches must lie in
+    ``base`` (as ``np.lib.stride_tricks.as_strided``, without its cost of some microseconds).
+
+    >>> _strided(np.arange(6.0), 1, (2, 2), (16, 8)).tolist()
+    [[1.0, 2.0], [3.0, 4.0]]
+    """
+    return np.ndarray(shape, np.float64, base, first * base.itemsize, strides)
+
+
+def _split_weights(count: np.ndarray, by_dev: np.ndarray) -> np.ndarray:
+    """``weight[v, m] = count[m + v] by_dev[m + v, v]`` (0 where ``m + v`` is past the count): the
+    weight of ``X B^m`` in the state with v devastating events (``_with_devastating``), shape
+    (size, R) for ``by_dev`` of shape (R, size); one strided view of ``count x by_dev``.
+
+    >>> _split_weights(np.array([0.5, 0.5]), np.array([[1.0, 0.0], [0.5, 0.5]])).tolist()
+    [[0.5, 0.25], [0.25, 0.0]]
+    """
+    rows, size = by_dev.shape
+    scaled = np.zeros((rows + size, size))
+    np.multiply(by_dev, count[:, None], out=scaled[:rows])
+    row, col = scaled.strides
+    return _strided(scaled, 0, (size, rows), (row + col, row))
 
 
 @lru_cache(maxsize=256)
@@ -1855,8 +1979,9 @@ def _chain_kept(plans: tuple[_Plan, ...], models: int, wounds: int) -> tuple[np.
 
 def _chain_state(plans: tuple[_Plan, ...], models: int, wounds: int) -> tuple[np.ndarray, bool]:
     """The work of ``_chain``: (its state, whether devastating events were allocated)."""
-    target = Target(toughness=1, save=None, wounds=wounds, models=models)  # only its size is read
-    if _by_kill_counts(plans, target):
+    target = _sized_target(models, wounds)
+    # one pending count or none: never the kill counts (``_chain_method``), whose choice is then not worked out
+    if _pending_groups(plans, target) >= 2 and _by_kill_counts(plans, target):
         return kill_counts.allocate(_streams(plans), models, wounds), True
     X = _initial_state(target)[None, :]  # (M, S): M indexes the pending devastating counts
     pending: list[tuple[int, np.ndarray]] = []
@@ -1865,6 +1990,10 @@ def _chain_state(plans: tuple[_Plan, ...], models: int, wounds: int) -> tuple[np
         if plan.joint is None:
             if plan.damage_reroll is not None:
                 X = _with_damage_reroll(X, plan, target)
+                continue
+            moves = _counter_moves(plan.normal_damage, wounds)
+            if moves is not None:
+                X = _counted(X, _compound(_truncated(plan.stages["unsaved"]), moves))
                 continue
             X = _apply_count(X, T, plan.stages["unsaved"])
             continue
@@ -1875,15 +2004,21 @@ def _chain_state(plans: tuple[_Plan, ...], models: int, wounds: int) -> tuple[np
             pending[-1] = (X.shape[0] // rest, D)
             continue
         X = _with_devastating(X, T, plan.normal_damage, plan.joint, p_nonzero, cap, target)
-        pending.append((X.shape[0] // int(np.prod([size for size, _ in pending], dtype=np.int64)), D))
+        pending.append((X.shape[0] // math.prod(size for size, _ in pending), D))
     if not pending:
         return X[0], False
     X = X.reshape(*[size for size, _ in pending], X.shape[1])
     for _, D in pending:
-        X = _contract_powers(X, D)
+        X = _killed_by_each(X, models, wounds) if _kills_one(D, wounds) else _contract_powers(X, D)
     x = X.copy()
     x[-1] += max(0.0, 1.0 - float(x.sum()))  # pending counts at their cap: every model destroyed
     return x, True
+
+
+@lru_cache(maxsize=64)
+def _sized_target(models: int, wounds: int) -> Target:
+    """A target of ``models`` x W``wounds`` for the chain, which reads only its size."""
+    return Target(toughness=1, save=None, wounds=wounds, models=models)
 
 
 def _MORTAL_STEP(context: Context) -> Step:  # noqa: N802  (the one wording of the step)
@@ -1937,12 +2072,93 @@ def _same_events(a: np.ndarray, b: np.ndarray) -> bool:
     return a is b or (a.shape == b.shape and bool(np.array_equal(a, b)))
 
 
+def _counter_moves(damage: np.ndarray, wounds: int) -> np.ndarray | None:
+    """Where every event of ``damage`` moves the chain's state index (``k * wounds + w``) on by 1
+    or leaves it (events of at most 1 damage point, or any damage against models of 1 wound: the
+    point finishes the model or goes on the wounded one, nothing is lost), the pmf [stays, moves]
+    of one event; else None.
+
+    >>> _counter_moves(np.array([0.25, 0.75]), 2).tolist(), _counter_moves(np.array([0.1, 0.2, 0.7]), 2)
+    ([0.25, 0.75], None)
+    >>> _counter_moves(np.array([0.1, 0.2, 0.7]), 1).tolist()
+    [0.1, 0.9]
+    """
+    damage = _trim(damage)
+    if damage.size <= 2:
+        return damage if damage.size == 2 else np.array([1.0, 0.0])
+    if wounds == 1:
+        return np.array([damage[0], 1.0 - damage[0]])
+    return None
+
+
+def _counted(X: np.ndarray, moves: np.ndarray) -> np.ndarray:
+    """The chain state ``X`` (shape (M, S)) after a number of moves on of its state index of pmf
+    ``moves`` (``_counter_moves`` compounded over the events), the moves past the last state
+    (every model destroyed) kept there: ``X @ Tg`` with ``Tg[s, s + j] = moves[j]``, one product
+    whatever the number of events (exact: no count is cut).
+
+    >>> _counted(np.array([[0.5, 0.5, 0.0]]), np.array([0.5, 0.5])).tolist()
+    [[0.25, 0.5, 0.25]]
+    """
+    M, S = X.shape
+    n = moves.size
+    Tg = np.zeros((S, S + n))
+    _strided(Tg, 0, (S, n), (Tg.strides[0] + Tg.strides[1], Tg.strides[1]))[:] = moves
+    Y = X @ Tg
+    out = Y[:, :S].copy()
+    out[:, -1] += Y[:, S:].sum(axis=1)
+    return out
+
+
+def _kills_one(D: np.ndarray, wounds: int) -> bool:
+    """Whether each devastating event of transition ``D`` (``_mortal_events``: events that do
+    damage) destroys one model whatever its damage, the excess lost: no event leaves a fresh model
+    wounded (every damage is W or more)."""
+    return not D[0, 1:wounds].any()
+
+
+def _killed_by_each(X: np.ndarray, models: int, wounds: int) -> np.ndarray:
+    """``sum_v X[v] D^v`` (``_contract_powers``) where each of the v events of ``D`` destroys one
+    model (``_kills_one``): the state (k destroyed, w) goes to (k + v, 0); the mass that reaches
+    every model destroyed is left out (``_chain_state`` puts the missing mass there), so a few
+    array operations replace the powers of D.
+
+    >>> X = np.zeros((3, 5)); X[0, 1] = 0.5; X[1, 1] = 0.25; X[2, 0] = 0.25
+    >>> _killed_by_each(X, 2, 2).tolist()
+    [0.0, 0.5, 0.25, 0.0, 0.0]
+    """
+    size, S = X.shape[0], X.shape[-1]
+    alive = S - 1
+    Z = X.reshape(size, -1, S)
+    out = Z[0].copy()
+    shifts = min(size - 1, models - 1)  # v = 1..shifts leave a model standing
+    if shifts > 0:
+        rows = Z.shape[1]
+        padded = np.zeros((shifts, rows, shifts + models))
+        padded[:, :, shifts:] = Z[1 : shifts + 1, :, :alive].reshape(shifts, rows, models, wounds).sum(axis=3)
+        sv, sr, sk = padded.strides  # skewed[v - 1, r, j] = padded[v - 1, r, shifts + j - v]: models killed before, j - v
+        skewed = _strided(padded, shifts - 1, (shifts, rows, models), (sv - sk, sr, sk))
+        out[:, 0:alive:wounds] += skewed.sum(axis=0)
+    out[:, alive] = Z[0, :, alive]
+    return out.reshape(X.shape[1:])
+
+
 def _contract_powers(X: np.ndarray, D: np.ndarray) -> np.ndarray:
-    """``sum_v X[v] D^v`` over the first axis of X, by pairing terms (log2 steps)."""
+    """``sum_v X[v] D^v`` over the first axis of X, by pairing terms (log2 steps; X padded once
+    with zero terms to a power of two).
+
+    >>> D = np.array([[0.0, 1.0], [0.0, 1.0]])
+    >>> _contract_powers(np.array([[0.5, 0.0], [0.25, 0.0], [0.25, 0.0]]), D).tolist()
+    [0.5, 0.5]
+    """
+    size = X.shape[0]
+    if size == 1:
+        return X[0]
+    padded = 1 << (size - 1).bit_length()
+    if padded != size:
+        X = np.concatenate([X, np.zeros((padded - size,) + X.shape[1:])])
     step = D
     while X.shape[0] > 1:
-        if X.shape[0] % 2:
-            X = np.concatenate([X, np.zeros_like(X[:1])])
         X = X[0::2] + X[1::2] @ step
         if X.shape[0] > 1:
             step = step @ step
@@ -1951,7 +2167,9 @@ def _contract_powers(X: np.ndarray, D: np.ndarray) -> np.ndarray:
 
 def _models_pmf(x: np.ndarray, target: Target) -> np.ndarray:
     alive = target.models * target.wounds
-    pmf = np.append(x[:alive].reshape(target.models, target.wounds).sum(axis=1), x[alive])
+    pmf = np.empty(target.models + 1)
+    x[:alive].reshape(target.models, target.wounds).sum(axis=1, out=pmf[:-1])
+    pmf[-1] = x[alive]
     return _normalised(pmf)
 
 
@@ -2180,7 +2398,44 @@ def _pending_work(plans: Sequence["_Plan"], target: Target) -> int:
     return work
 
 
+#: How far under ``MAX_ENGINE_WORK`` the bound of ``_chain_work_bound`` must be for the check to
+#: skip the estimate (room for the estimate's own terms to change).
+_BOUND_MARGIN = 64
+
+
+def _chain_work_bound(plans: Sequence["_Plan"], target: Target) -> int:
+    """An upper bound of ``chain_work`` from the sizes of the plans' counts alone (no count is
+    cut, no pending size is worked out): every count at its full support, every pending count at
+    the most the chain can carry (``models x wounds``, the cap of ``_mortal_events`` when the least
+    damage is 1), every product dense or banded at its larger cost. A few integer operations per
+    weapon, so that the work check of a small attack costs next to nothing (``_check_chain_work``).
+
+    >>> from pipeline.normalise.characteristics import dice
+    >>> w = Weapon(name="w", attacks=dice("2"), skill=3, strength=4, armour_penetration=0, damage=dice("1"), models=5)
+    >>> t = Target(toughness=4, save=3, wounds=2, models=10)
+    >>> plan = _plan(w, t, Context(), [], {})
+    >>> _chain_work_bound([plan], t) >= chain_work([plan], t)
+    True
+    """
+    states = target.models * target.wounds + 1
+    cells, work = 1, 0
+    for plan in plans:
+        per_cell = max(states, plan.normal_damage.size, plan.mortal_damage.size)
+        if plan.joint is None:
+            events = plan.stages["unsaved"].size
+            work += events * cells * states * per_cell + events.bit_length() * states ** 3
+            continue
+        units = plan.joint.count.size
+        rows, cols = plan.joint.outcome.shape
+        work += units * cells * states * (states * (rows * per_cell + rows * cols) + per_cell)
+        cells *= states
+        work += cells * states * states + states.bit_length() * states ** 3
+    return work
+
+
 def _check_chain_work(plans: Sequence["_Plan"], target: Target) -> None:
+    if _chain_work_bound(plans, target) * _BOUND_MARGIN <= limits.MAX_ENGINE_WORK:
+        return  # far under the limit whatever the estimate: not worked out
     work = chain_work(plans, target)
     if work > limits.MAX_ENGINE_WORK:
         raise EngineInputError(
