@@ -196,10 +196,13 @@ def test_a_plain_attack_gives_what_the_command_line_gives(db):
     typed = subprocess.run([sys.executable, "-c", "import sys; from pipeline.cli import run; sys.exit(run(sys.argv[1:]))",
                             *args], capture_output=True, text=True, cwd=ROOT)
     assert (plain.returncode, plain.stdout) == (typed.returncode, typed.stdout) == (0, typed.stdout)
-    for bad in (["--target", "NOPE"], ["--models", "0", "--target", "MEQ"]):
-        plain, _ = imported("attack", "Battle Sisters Squad", *bad, "--db", str(db))
+    missing = str(db.with_name("missing.duckdb"))
+    for bad in (["--target", "NOPE", "--db", str(db)], ["--models", "0", "--target", "MEQ", "--db", str(db)],
+                ["--target", "MEQ", "--db", missing],  # the database is opened in a thread: its error is the same
+                ["--target", "MEQ", "--models", "2000", "--db", missing]):  # the limits are checked first
+        plain, _ = imported("attack", "Battle Sisters Squad", *bad)
         typed = subprocess.run([sys.executable, "-c", "import sys; from pipeline.cli import run; "
-                                "sys.exit(run(sys.argv[1:]))", "attack", "Battle Sisters Squad", *bad, "--db",
-                                str(db)], capture_output=True, text=True, cwd=ROOT)
+                                "sys.exit(run(sys.argv[1:]))", "attack", "Battle Sisters Squad", *bad],
+                               capture_output=True, text=True, cwd=ROOT)
         assert plain.returncode == typed.returncode != 0
         assert plain.stderr.splitlines()[0] == typed.stderr.splitlines()[0]
