@@ -45,7 +45,8 @@ def measure(argv: list[str], runs: int, env: dict[str, str] | None = None) -> di
     walls, cpus = [], []
     for _ in range(runs):
         before, start = os.times(), time.perf_counter()
-        subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True, cwd=ROOT, env=env)
+        subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True, cwd=ROOT,
+                       env=env)
         walls.append(time.perf_counter() - start)
         after = os.times()
         cpus.append(after.children_user - before.children_user + after.children_system - before.children_system)

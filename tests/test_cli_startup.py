@@ -193,8 +193,8 @@ def test_what_the_plain_parse_does_not_read_is_left_to_typer(argv):
 def test_a_plain_attack_gives_what_the_command_line_gives(db):
     args = ["attack", "Battle Sisters Squad", "--target", "MEQ", "--format", "json", "--db", str(db)]
     plain, _ = imported(*args)
-    typed = subprocess.run([sys.executable, "-c", "import sys; from pipeline.cli import run; sys.exit(run(sys.argv[1:]))",
-                            *args], capture_output=True, text=True, cwd=ROOT)
+    code = "import sys; from pipeline.cli import run; sys.exit(run(sys.argv[1:]))"
+    typed = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, cwd=ROOT)
     assert (plain.returncode, plain.stdout) == (typed.returncode, typed.stdout) == (0, typed.stdout)
     missing = str(db.with_name("missing.duckdb"))
     for bad in (["--target", "NOPE", "--db", str(db)], ["--models", "0", "--target", "MEQ", "--db", str(db)],

@@ -395,19 +395,22 @@ def _attack(given: SimpleNamespace, opening: "_Opening") -> None:
 
     reduction, damage_modifier = damage_reductions([r.value for r in given.damage_reduction])
     context = Context(
-        half_range=given.half_range, stationary=given.stationary, charged=given.charged, cover=given.cover, overwatch=given.overwatch,
-        damaged=given.damaged, indirect=given.indirect, target_visible_to_friendly_unit=given.spotted, close_quarters=given.close_quarters,
+        half_range=given.half_range, stationary=given.stationary, charged=given.charged, cover=given.cover,
+        overwatch=given.overwatch, damaged=given.damaged, indirect=given.indirect,
+        target_visible_to_friendly_unit=given.spotted, close_quarters=given.close_quarters,
         reroll_hits=given.reroll_hits.value if given.reroll_hits else None,
         reroll_wounds=given.reroll_wounds.value if given.reroll_wounds else None,
         hit_modifier=given.hit_mod, wound_modifier=given.wound_mod, critical_hit_on=given.crit_hit_on,
         damage_reduction=reduction, damage_modifier=damage_modifier,
-        reroll_one_hit=given.reroll_one_hit, reroll_one_wound=given.reroll_one_wound, reroll_one_damage=given.reroll_one_damage,
+        reroll_one_hit=given.reroll_one_hit, reroll_one_wound=given.reroll_one_wound,
+        reroll_one_damage=given.reroll_one_damage,
         twin_linked_reroll=given.twin_linked.value,
         moved_inches=given.moved, set_up_this_turn=given.set_up_this_turn,
     )
     request = AttackRequest(
-        attacker=given.attacker, target=given.target, phase=given.phase.value if given.phase else None, weapons=tuple(given.weapon),
-        models=given.models, target_models=given.target_models, feel_no_pain=given.fnp, context=context, edition=given.edition,
+        attacker=given.attacker, target=given.target, phase=given.phase.value if given.phase else None,
+        weapons=tuple(given.weapon), models=given.models, target_models=given.target_models,
+        feel_no_pain=given.fnp, context=context, edition=given.edition,
         with_effects=tuple(given.with_effects), without_effects=tuple(given.without_effects),
         detachment=given.detachment,
         target_leaders=tuple(given.target_leader), leaders=tuple(given.leader),
