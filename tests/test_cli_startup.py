@@ -211,6 +211,7 @@ def test_a_plain_attack_gives_what_the_command_line_gives(db):
 def test_the_group_names_of_the_package_are_the_groups():
     # pipeline.cli gives these names from pipeline.cli.group, and loads it for no other name
     code = ("import sys, pipeline.cli as c; assert not hasattr(c, 'nosuch'); assert 'typer' not in sys.modules; "
-            "import pipeline.cli.group as g; print(sorted(n for n in c.GROUP_NAMES if getattr(c, n) is not getattr(g, n)))")
+            "import pipeline.cli.group as g; "
+            "print(sorted(n for n in c.GROUP_NAMES if getattr(c, n) is not getattr(g, n)))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert (out.returncode, out.stdout.strip()) == (0, "[]"), out.stderr
