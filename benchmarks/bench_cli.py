@@ -11,9 +11,10 @@ built from the seeds when missing, and 20 runs). Prints figures, asserts nothing
   the same with ``--explain`` (the rule wordings looked up), and the attack's excess over the
   floor (its median minus the floor's, wall and CPU);
 
-each as the median and the minimum wall time over RUNS runs and the median CPU time (user + system
-of the process), the CPU time as a multiple of the reference's: a machine busy with other work
-stretches the wall time much more than the CPU time. Every case runs twice: as the environment
+each as the median and the minimum wall time over RUNS runs (going round the cases: each round
+runs every case once) and the median CPU time (user + system of the process), the CPU time as
+a multiple of the reference's: a machine busy with other work stretches the wall time much more
+than the CPU time. Every case runs twice: as the environment
 gives it (``PYTHONDONTWRITEBYTECODE`` set: the project's modules are compiled in every process),
 and with bytecode written, as a user's machine has it (``PYTHONDONTWRITEBYTECODE`` removed,
 ``PYTHONPYCACHEPREFIX`` a scratch folder, filled by the warm-up run). Then the largest imports of
@@ -37,20 +38,30 @@ ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = Path(sys.executable).with_name("wh40k")
 
 
-def measure(argv: list[str], runs: int, env: dict[str, str] | None = None) -> dict[str, float]:
-    """Median and minimum wall seconds and median CPU seconds (user + system) of ``argv`` over
-    ``runs`` runs, each a new process (stdout and stderr discarded) in ``env`` (None: this
-    process's); one warm-up run first."""
-    subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True, cwd=ROOT, env=env)
-    walls, cpus = [], []
-    for _ in range(runs):
+def measure(cases: dict[str, list[str]], runs: int, env: dict[str, str] | None = None) -> dict[str, dict[str, float]]:
+    """Per case: median and minimum wall seconds and median CPU seconds (user + system) of its
+    argv over ``runs`` runs, each a new process (stdout and stderr discarded) in ``env`` (None:
+    this process's); one warm-up run of each first. The runs go round the cases (each round runs
+    every case once), so that a change in the machine's load falls on every case alike."""
+    def once(argv: list[str]) -> tuple[float, float]:
         before, start = os.times(), time.perf_counter()
         subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True, cwd=ROOT,
                        env=env)
-        walls.append(time.perf_counter() - start)
+        wall = time.perf_counter() - start
         after = os.times()
-        cpus.append(after.children_user - before.children_user + after.children_system - before.children_system)
-    return {"wall_median_s": statistics.median(walls), "wall_min_s": min(walls), "cpu_median_s": statistics.median(cpus)}
+        return wall, after.children_user - before.children_user + after.children_system - before.children_system
+
+    for argv in cases.values():
+        once(argv)
+    walls: dict[str, list[float]] = {name: [] for name in cases}
+    cpus: dict[str, list[float]] = {name: [] for name in cases}
+    for _ in range(runs):
+        for name, argv in cases.items():
+            wall, cpu = once(argv)
+            walls[name].append(wall)
+            cpus[name].append(cpu)
+    return {name: {"wall_median_s": statistics.median(walls[name]), "wall_min_s": min(walls[name]),
+                   "cpu_median_s": statistics.median(cpus[name])} for name in cases}
 
 
 def import_breakdown(argv: list[str], env: dict[str, str] | None = None, top: int = 12) -> list[tuple[str, int]]:
@@ -155,7 +166,7 @@ def main() -> None:
         environments["with bytecode written (as on a user's machine)"] = compiled
         results = {}
         for label, env in environments.items():
-            figures = {name: measure(argv, runs, env) for name, argv in cases.items()}
+            figures = measure(cases, runs, env)
             results[label] = figures
             _report(f"Command-line start, {label}", figures, runs)
             opened, first, again = in_process(attack, env)
