@@ -8,13 +8,19 @@ built from the seeds when missing, and 20 runs). Prints figures, asserts nothing
   four, and every module the attack uses;
 - ``wh40k --help`` (answered from ``pipeline.commands`` without typer: about the reference);
 - ``wh40k attack "Battle Sisters Squad" --target MEQ --format json`` (issue 14: under 0.15 s), and
-  the same with ``--explain`` (the rule wordings looked up);
+  the same with ``--explain`` (the rule wordings looked up), and the attack's excess over the
+  floor (its median minus the floor's, wall and CPU);
 
-each as the median and the minimum wall time over RUNS runs and the median CPU time (user + system
-of the process), the CPU time as a multiple of the reference's: a machine busy with other work
-stretches the wall time much more than the CPU time. Then the largest imports of the attack
-(``python -X importtime``: the self time of each module summed per top-level package), one run, and
-the attack run twice in one process once its imports are done (CPU time).
+each as the median and the minimum wall time over RUNS runs (going round the cases: each round
+runs every case once) and the median CPU time (user + system of the process), the CPU time as
+a multiple of the reference's: a machine busy with other work stretches the wall time much more
+than the CPU time. Every case runs twice: as the environment
+gives it (``PYTHONDONTWRITEBYTECODE`` set: the project's modules are compiled in every process),
+and with bytecode written, as a user's machine has it (``PYTHONDONTWRITEBYTECODE`` removed,
+``PYTHONPYCACHEPREFIX`` a scratch folder, filled by the warm-up run). Then the largest imports of
+the attack (``python -X importtime``: the self time of each module summed per top-level package),
+one run, and in one process once its imports are done: the database opened (its schema checked),
+then the attack run twice (CPU time).
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -31,25 +38,38 @@ ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = Path(sys.executable).with_name("wh40k")
 
 
-def measure(argv: list[str], runs: int) -> dict[str, float]:
-    """Median and minimum wall seconds and median CPU seconds (user + system) of ``argv`` over
-    ``runs`` runs, each a new process (stdout and stderr discarded); one warm-up run first."""
-    subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True, cwd=ROOT)
-    walls, cpus = [], []
-    for _ in range(runs):
+def measure(cases: dict[str, list[str]], runs: int, env: dict[str, str] | None = None) -> dict[str, dict[str, float]]:
+    """Per case: median and minimum wall seconds and median CPU seconds (user + system) of its
+    argv over ``runs`` runs, each a new process (stdout and stderr discarded) in ``env`` (None:
+    this process's); one warm-up run of each first. The runs go round the cases (each round runs
+    every case once), so that a change in the machine's load falls on every case alike."""
+    def once(argv: list[str]) -> tuple[float, float]:
         before, start = os.times(), time.perf_counter()
-        subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True, cwd=ROOT)
-        walls.append(time.perf_counter() - start)
+        subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True, cwd=ROOT,
+                       env=env)
+        wall = time.perf_counter() - start
         after = os.times()
-        cpus.append(after.children_user - before.children_user + after.children_system - before.children_system)
-    return {"wall_median_s": statistics.median(walls), "wall_min_s": min(walls), "cpu_median_s": statistics.median(cpus)}
+        return wall, after.children_user - before.children_user + after.children_system - before.children_system
+
+    for argv in cases.values():
+        once(argv)
+    walls: dict[str, list[float]] = {name: [] for name in cases}
+    cpus: dict[str, list[float]] = {name: [] for name in cases}
+    for _ in range(runs):
+        for name, argv in cases.items():
+            wall, cpu = once(argv)
+            walls[name].append(wall)
+            cpus[name].append(cpu)
+    return {name: {"wall_median_s": statistics.median(walls[name]), "wall_min_s": min(walls[name]),
+                   "cpu_median_s": statistics.median(cpus[name])} for name in cases}
 
 
-def import_breakdown(argv: list[str], top: int = 12) -> list[tuple[str, int]]:
+def import_breakdown(argv: list[str], env: dict[str, str] | None = None, top: int = 12) -> list[tuple[str, int]]:
     """(top-level package, import microseconds) for what ``argv`` imports, largest first: the
     self time of each module from ``python -X importtime`` (``argv`` without the interpreter),
     summed per top-level package (``numpy.linalg`` counts to ``numpy``)."""
-    out = subprocess.run([sys.executable, "-X", "importtime", *argv], capture_output=True, text=True, cwd=ROOT)
+    out = subprocess.run([sys.executable, "-X", "importtime", *argv], capture_output=True, text=True, cwd=ROOT,
+                         env=env)
     totals: dict[str, int] = {}
     for line in out.stderr.splitlines():
         parts = line.removeprefix("import time:").split("|")
@@ -62,25 +82,54 @@ def import_breakdown(argv: list[str], top: int = 12) -> list[tuple[str, int]]:
 
 _IN_PROCESS = """
 import contextlib, io, json, sys, time
-from pipeline import cli
-import pipeline.cli.attack, pipeline.engine.service, pipeline.engine.exact, pipeline.query
-times = []
+from pipeline.cli.attack_command import run_plain
+from pipeline import query
+import pipeline.engine.service, pipeline.engine.exact
+args = json.loads(sys.argv[1])
+start = time.process_time()
+query.open_database(args[args.index("--db") + 1]).close()
+times = [time.process_time() - start]
 for _ in range(2):
     start = time.process_time()
     with contextlib.redirect_stdout(io.StringIO()):
-        cli.run(json.loads(sys.argv[1]))
+        assert run_plain(args[1:]) == 0
     times.append(time.process_time() - start)
 print(json.dumps(times))
 """
 
 
-def in_process(args: list[str]) -> tuple[float, float]:
-    """CPU seconds of the command ``args`` run twice in one process after its imports: (the
-    first call, which opens the database, the second): what is left once the libraries are loaded."""
+def in_process(args: list[str], env: dict[str, str] | None = None) -> tuple[float, float, float]:
+    """CPU seconds in one process after the imports of the command ``args`` (``attack ...``): the
+    database opened (its schema checked, once per process), then the command run twice (the
+    first reads the database's blocks, the second finds them read): what is left once the
+    libraries are loaded."""
     out = subprocess.run([sys.executable, "-c", _IN_PROCESS, json.dumps(args)], capture_output=True, text=True,
-                         cwd=ROOT, check=True)
-    first, again = json.loads(out.stdout.strip().splitlines()[-1])
-    return first, again
+                         cwd=ROOT, check=True, env=env)
+    opened, first, again = json.loads(out.stdout.strip().splitlines()[-1])
+    return opened, first, again
+
+
+#: The console script's entry point, run by the interpreter (for ``-X importtime``).
+_CONSOLE = "import sys; sys.argv[0] = 'wh40k'; from pipeline.wh40k import main; main()"
+
+
+def _report(title: str, figures: dict[str, dict[str, float]], runs: int) -> None:
+    reference = figures["python -c pass (reference)"]["cpu_median_s"]
+    print(f"{title}, whole processes, {runs} runs each (load average {os.getloadavg()[0]:.1f} "
+          f"on {os.cpu_count()} cores)")
+    print(f"  {'':<42}{'wall median':>12}{'wall min':>10}{'CPU median':>12}{'CPU / ref':>10}")
+    for name, f in figures.items():
+        ratio = f["cpu_median_s"] / reference if reference else float("nan")
+        print(f"  {name:<42}{f['wall_median_s']:>10.3f} s{f['wall_min_s']:>8.3f} s{f['cpu_median_s']:>10.3f} s"
+              f"{ratio:>9.1f}x")
+    floor, attack = figures[FLOOR], figures[ATTACK]
+    print(f"  {'attack - floor':<42}{attack['wall_median_s'] - floor['wall_median_s']:>10.3f} s"
+          f"{attack['wall_min_s'] - floor['wall_min_s']:>8.3f} s"
+          f"{attack['cpu_median_s'] - floor['cpu_median_s']:>10.3f} s")
+
+
+FLOOR = "import duckdb, numpy (the stack's floor)"
+ATTACK = "wh40k attack ... --format json"
 
 
 def main() -> None:
@@ -95,36 +144,42 @@ def main() -> None:
         "python -c pass (reference)": [sys.executable, "-c", "pass"],
         "import numpy": imports("numpy"),
         "import duckdb": imports("duckdb"),
-        "import duckdb, numpy (the stack's floor)": imports("duckdb, numpy"),
+        FLOOR: imports("duckdb, numpy"),
         "import typer": imports("typer"),
         "import pydantic": imports("pydantic"),
         "import duckdb, numpy, typer, pydantic": imports("duckdb, numpy, typer, pydantic"),
-        "import pipeline.cli.attack (and the engine)": imports("pipeline.cli.attack, pipeline.engine.service, "
-                                                               "pipeline.engine.exact, pipeline.query"),
+        "import duckdb, numpy, pydantic": imports("duckdb, numpy, pydantic"),
+        "import the attack's modules": imports("pipeline.cli.attack_command, pipeline.engine.service, "
+                                               "pipeline.engine.exact, pipeline.query"),
         "wh40k --help": [str(SCRIPT), "--help"],
-        "wh40k attack ... --format json": [str(SCRIPT), *attack],
+        ATTACK: [str(SCRIPT), *attack],
         "wh40k attack ... --format json --explain": [str(SCRIPT), *attack, "--explain"],
+        "the same through typer (python -m pipeline.cli)": [sys.executable, "-m", "pipeline.cli", *attack],
     }
-    figures = {name: measure(argv, runs) for name, argv in cases.items()}
-    reference = figures["python -c pass (reference)"]["cpu_median_s"]
-    print(f"Command-line start, whole processes, {runs} runs each (load average {os.getloadavg()[0]:.1f} "
-          f"on {os.cpu_count()} cores)")
-    print(f"  {'':<42}{'wall median':>12}{'wall min':>10}{'CPU median':>12}{'CPU / ref':>10}")
-    for name, f in figures.items():
-        ratio = f["cpu_median_s"] / reference if reference else float("nan")
-        print(f"  {name:<42}{f['wall_median_s']:>10.3f} s{f['wall_min_s']:>8.3f} s{f['cpu_median_s']:>10.3f} s"
-              f"{ratio:>9.1f}x")
-    first, again = in_process(attack)
-    print(f"  {'attack in the process, its imports done':<42}{'':>22}{first:>10.3f} s  first call (the database opened)")
-    print(f"  {'':<42}{'':>22}{again:>10.3f} s  a second call")
-    if sys.flags.dont_write_bytecode or os.environ.get("PYTHONDONTWRITEBYTECODE"):
-        print("  note: PYTHONDONTWRITEBYTECODE is set: every process compiles this project's modules again "
-              "(unset it for a user's figures)")
-    print("Imports of `wh40k attack ... --format json` by top-level package (python -X importtime, self time "
-          "summed, one run)")
-    for name, micros in import_breakdown(["-m", "pipeline.cli", *attack]):
-        print(f"  {name:<42}{micros / 1000:>8.1f} ms")
-    print(json.dumps({name: {k: round(v, 4) for k, v in f.items()} for name, f in figures.items()}))
+    with tempfile.TemporaryDirectory(prefix="bench-cli-pycache-") as pycache:
+        compiled = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        compiled["PYTHONPYCACHEPREFIX"] = pycache
+        environments: dict[str, dict[str, str] | None] = {}
+        if sys.flags.dont_write_bytecode or os.environ.get("PYTHONDONTWRITEBYTECODE"):
+            environments["as this environment runs them (PYTHONDONTWRITEBYTECODE set: every process compiles "
+                         "this project's modules)"] = None
+        environments["with bytecode written (as on a user's machine)"] = compiled
+        results = {}
+        for label, env in environments.items():
+            figures = measure(cases, runs, env)
+            results[label] = figures
+            _report(f"Command-line start, {label}", figures, runs)
+            opened, first, again = in_process(attack, env)
+            print(f"  {'in one process, its imports done:':<42}{'':>22}{opened:>10.3f} s  the database opened "
+                  "(schema checked)")
+            print(f"  {'':<42}{'':>22}{first:>10.3f} s  a first attack")
+            print(f"  {'':<42}{'':>22}{again:>10.3f} s  a second attack")
+        print("Imports of `wh40k attack ... --format json` by top-level package (python -X importtime, self time "
+              "summed, one run, bytecode written)")
+        for name, micros in import_breakdown(["-c", _CONSOLE, *attack], compiled):
+            print(f"  {name:<42}{micros / 1000:>8.1f} ms")
+    print(json.dumps({label: {name: {k: round(v, 4) for k, v in f.items()} for name, f in figures.items()}
+                      for label, figures in results.items()}))
 
 
 if __name__ == "__main__":

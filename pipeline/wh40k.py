@@ -9,6 +9,7 @@ changed`` (exit status 130) before any command starts. Once the command runs, Ct
 
 from __future__ import annotations
 
+import gc
 import importlib
 import signal
 import sys
@@ -16,8 +17,9 @@ import sys
 
 def main() -> None:
     """Entry point of the ``wh40k`` console script. ``wh40k --help`` is answered from the table
-    of commands alone (``pipeline.commands.help_text``: the same text as click's), without
-    loading the command line."""
+    of commands alone (``pipeline.commands.help_text``: the same text as click's), and ``wh40k
+    attack`` on a plain command line from its table of parameters (``pipeline.cli.attack_command``),
+    without loading the command line (typer)."""
     if sys.argv[1:] == ["--help"]:
         from pipeline.commands import help_text
 
@@ -26,6 +28,8 @@ def main() -> None:
             sys.stdout.write(text)
             sys.stdout.flush()
             sys.exit(0)
+    if sys.argv[1:2] == ["attack"]:
+        _attack(sys.argv[2:])
     pressed: list[int] = []
     previous = signal.signal(signal.SIGINT, lambda signum, _frame: pressed.append(signum))
     try:
@@ -40,3 +44,25 @@ def main() -> None:
         print(cli.INTERRUPTED, file=sys.stderr)
         sys.exit(130)
     cli.main()
+
+
+def _attack(argv: list[str]) -> None:
+    """``wh40k attack`` on a plain command line, without typer (``attack_command.run_plain``):
+    exits with its status; returns when the command line must parse ``argv`` itself (its help,
+    a usage error). Ctrl-C is held while the command's modules load, as in ``main``."""
+    pressed: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, _frame: pressed.append(signum))
+    try:
+        from pipeline.cli.attack_command import run_plain
+        from pipeline.commands import INTERRUPTED
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if pressed:
+        print(INTERRUPTED, file=sys.stderr)
+        sys.exit(130)
+    try:
+        status = run_plain(argv)
+    finally:
+        gc.freeze()  # as pipeline.cli.group.main: no last collections over every object loaded
+    if status is not None:
+        sys.exit(status)

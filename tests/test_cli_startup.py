@@ -108,7 +108,10 @@ def test_attack_json_imports_only_what_it_uses(db):
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["attacker"] == "Battle Sisters Squad"
     commands = {m for m in modules if m.startswith("pipeline.cli.")}
-    assert commands == {"pipeline.cli.attack", "pipeline.cli.output"}
+    # the command and its table of parameters, without typer (pipeline.cli.group) or click
+    assert commands == {"pipeline.cli.attack_command", "pipeline.cli.options", "pipeline.cli.failures",
+                        "pipeline.cli.output"}
+    assert not tops(modules) & {"typer", "click", "shellingham"}
     # no parser, no fetch, no rule wordings without --explain, no rich for JSON (the records are
     # imported by pipeline.effects, which reads the effects table's rows as schemas.records.Effect;
     # the schema check itself does not need them: schemas.catalog.declared_tables is kept)
@@ -134,3 +137,81 @@ def test_a_wording_is_looked_up_only_with_explain(db):
 def test_the_kept_catalog_is_the_one_the_records_give(tmp_path):
     assert declared_tables() == derived_tables()
     assert list(declared_tables()) == list(derived_tables())  # the load order too
+
+
+def _typer_values(argv: list[str]) -> dict | None:
+    """The values typer's command ``attack`` gives for ``argv`` (None for a usage error)."""
+    command = cli.load_command("attack")
+    try:
+        with command.make_context("attack", list(argv)) as ctx:
+            return dict(ctx.params)
+    except cli.ClickException:
+        return None
+
+
+@pytest.mark.parametrize("argv", [
+    ["Battle Sisters Squad", "--target", "MEQ", "--format", "json"],
+    ["--target=T4 Sv3+ W2 x10", "Boyz", "-t", "GEQ", "-f", "table", "--db", "x.duckdb"],
+    ["Servitors", "-w", "2 heavy bolters", "--weapon", "boltgun", "--weapon-profile", "A2 BS3+ S4 AP-1 D1",
+     "--models", "5", "--target-models", "10", "--phase", "fight", "--half-range", "--stationary", "--charged",
+     "--cover", "--overwatch", "--damaged", "--indirect", "--spotted", "--close-quarters"],
+    ["x", "-t", "MEQ", "--reroll-hits", "ones", "--reroll-wounds", "all", "--reroll-one-hit", "--reroll-one-wound",
+     "--reroll-one-damage", "--twin-linked", "non-critical", "--moved", "2.5", "--set-up-this-turn",
+     "--hit-mod", "-1", "--wound-mod", "1", "--crit-hits-on", "5", "--fnp", "6", "--damage-reduction", "half",
+     "--damage-reduction", "1", "--edition", "10"],
+    ["x", "-t", "MEQ", "--leader", "Canoness", "--target-leader", "Captain", "--allocation", "Boss Nob,Boy",
+     "--objective", "models", "--explain", "--with", "Take Aim!", "--with=Fire Overwatch", "--detachment", "D",
+     "--without", "Stealth", "--plot", "a.svg"],
+    ["--list", "mine.txt", "Khorne Berzerkers#2", "--target-list", "theirs.txt", "Crisis Battlesuits"],
+    ["x", "-t", "MEQ", "--moved", "0", "--edition", "11", "--hit-mod", "0", "--models", "1"],
+    ["x", "--target", "-1 is a name"],  # an option's value may begin with '-'
+])
+def test_the_plain_parse_gives_the_values_typer_gives(argv):
+    from pipeline.cli.attack_command import ATTACK_PARAMS
+    from pipeline.cli.options import parse
+
+    expected = _typer_values(argv)
+    assert expected is not None
+    assert parse(ATTACK_PARAMS, argv) == expected
+
+
+@pytest.mark.parametrize("argv", [
+    ["--help"], ["x", "-h"], ["x", "y"], ["x", "--", "-t"], ["x", "--target"], ["x", "--nope"], ["x", "-tMEQ"],
+    ["x", "--models", "0"], ["x", "--models", "many"], ["x", "--models", "1_0"], ["x", "--crit-hits-on", "7"],
+    ["x", "--edition", "9"], ["x", "--fnp", "1"], ["x", "--phase", "Fight"], ["x", "--moved", "-1"],
+    ["x", "--moved", "1e3"], ["x", "--cover=yes"], ["x", "--list", "only-one"], ["x", "--plot", ""],
+    ["x", "--hit-mod", "+1"], ["x", "--models", " 3"],
+])
+def test_what_the_plain_parse_does_not_read_is_left_to_typer(argv):
+    # the command line then parses it itself: its help, its usage error, or the value it reads
+    from pipeline.cli.attack_command import ATTACK_PARAMS
+    from pipeline.cli.options import parse
+
+    assert parse(ATTACK_PARAMS, argv) is None
+
+
+def test_a_plain_attack_gives_what_the_command_line_gives(db):
+    args = ["attack", "Battle Sisters Squad", "--target", "MEQ", "--format", "json", "--db", str(db)]
+    plain, _ = imported(*args)
+    code = "import sys; from pipeline.cli import run; sys.exit(run(sys.argv[1:]))"
+    typed = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, cwd=ROOT)
+    assert (plain.returncode, plain.stdout) == (typed.returncode, typed.stdout) == (0, typed.stdout)
+    missing = str(db.with_name("missing.duckdb"))
+    for bad in (["--target", "NOPE", "--db", str(db)], ["--models", "0", "--target", "MEQ", "--db", str(db)],
+                ["--target", "MEQ", "--db", missing],  # the database is opened in a thread: its error is the same
+                ["--target", "MEQ", "--models", "2000", "--db", missing]):  # the limits are checked first
+        plain, _ = imported("attack", "Battle Sisters Squad", *bad)
+        typed = subprocess.run([sys.executable, "-c", "import sys; from pipeline.cli import run; "
+                                "sys.exit(run(sys.argv[1:]))", "attack", "Battle Sisters Squad", *bad],
+                               capture_output=True, text=True, cwd=ROOT)
+        assert plain.returncode == typed.returncode != 0
+        assert plain.stderr.splitlines()[0] == typed.stderr.splitlines()[0]
+
+
+def test_the_group_names_of_the_package_are_the_groups():
+    # pipeline.cli gives these names from pipeline.cli.group, and loads it for no other name
+    code = ("import sys, pipeline.cli as c; assert not hasattr(c, 'nosuch'); assert 'typer' not in sys.modules; "
+            "import pipeline.cli.group as g; "
+            "print(sorted(n for n in c.GROUP_NAMES if getattr(c, n) is not getattr(g, n)))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert (out.returncode, out.stdout.strip()) == (0, "[]"), out.stderr

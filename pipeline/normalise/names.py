@@ -57,11 +57,24 @@ def british_american(path: Path = SPELLINGS_FILE) -> tuple[tuple[str, str], ...]
     return tuple(sorted(table.items(), key=lambda pair: -len(pair[0])))
 
 
+@lru_cache(maxsize=2)
+def _british_beginnings(path: Path = SPELLINGS_FILE) -> tuple[re.Pattern[str], dict[str, str]]:
+    """One pattern of the British word beginnings, longest first (the first that matches is the
+    one the table's order gives), and the American beginning of each."""
+    pairs = british_american(path)
+    return re.compile("|".join(re.escape(british) for british, _ in pairs)), dict(pairs)
+
+
 def _american(word: str) -> str:
-    for british, american in british_american():
-        if word.startswith(british):
-            return american + word[len(british):]
-    return word
+    """``word`` with its British beginning read as the American one (one match of a pattern, not
+    a test of each beginning: a lookup of every datasheet name keys a few thousand words).
+
+    >>> _american("armoured"), _american("defenceless"), _american("boltgun")
+    ('armored', 'defenseless', 'boltgun')
+    """
+    pattern, american = _british_beginnings()
+    found = pattern.match(word)
+    return word if found is None else american[found.group()] + word[found.end():]
 
 
 def _singular(word: str) -> str:
