@@ -212,15 +212,22 @@ def validate(sources: list[Source], results: dict[str, ParseResult]) -> Validate
     batches, set_aside, whole = keep_first_whole(batches, by_id, tally)
     duplicates.update(set_aside)
     conflicts.extend(whole)
+    key_of: dict[type, Callable[[Record], tuple]] = {}
     for source, batch in zip(ordered, batches):
         for record in batch:
-            ident = (record.__table__, key_getter(type(record))(record))
+            kind = type(record)
+            get_key = key_of.get(kind)
+            if get_key is None:
+                get_key = key_of[kind] = key_getter(kind)
+            ident = (record.__table__, get_key(record))
             first = seen.get(ident)
-            other_source = first is not None and getattr(first, "source_id", None) != getattr(
-                record, "source_id", source.source_id)
             if first is None:
                 seen[ident] = record
-            elif first == record or content(first) == content(record):
+                if kind is Datasheet and record.external_id is not None:
+                    external_ids.setdefault((record.datasheet_id, record.source_id), _external_id(record))
+                continue
+            other_source = getattr(first, "source_id", None) != getattr(record, "source_id", source.source_id)
+            if first == record or content(first) == content(record):
                 duplicates[(getattr(record, "source_id", source.source_id), record.__table__)] += 1
                 if other_source:
                     tally.add(first, record)
