@@ -175,29 +175,30 @@ def _number(word: str) -> str:
 
 #: For each phrasing, words one of which a sentence must hold for it to match (in the sentence
 #: case-folded, as the patterns' ``re.I`` compares): a sentence with none is not searched for it.
-_NEEDS: dict[re.Pattern[str], tuple[str, ...]] = {
-    _NO_COVER: ('cover',),
-    _COVER: ('cover',),
-    _HALVE: ('halve',),
-    _CHANGE: ('characteristic',),
-    _ADD_CHAR: ('characteristic',),
-    _ROLL: ('add', 'subtract'),
-    _ROLL_11: ('+', '-'),
-    _SHORT_CHANGE: ('+', '-'),
-    _SET: ('have', 'has'),
-    _SET_NAMED: ('characteristic',),
-    _HIT_ON: ('unmodified',),
-    _REROLL: ('re-roll',),
-    _CRITICAL: ('critical',),
-    _ABILITY: ('[',),
-    _FNP: ('feel no pain',),
-    _INVULN: ('invulnerable',),
-    _STEALTH: ('stealth',),
-    _IGNORE: ('modifiers',),
-    _MORTALS: ('mortal',),
-    _EXTRA_HITS: ('additional',),
-    _AUTO_WOUND: ('automatically',),
+_NEEDS: dict[re.Pattern[str], frozenset[str]] = {
+    _NO_COVER: frozenset({"cover"}),
+    _COVER: frozenset({"cover"}),
+    _HALVE: frozenset({"halve"}),
+    _CHANGE: frozenset({"characteristic"}),
+    _ADD_CHAR: frozenset({"characteristic"}),
+    _ROLL: frozenset({"add", "subtract"}),
+    _ROLL_11: frozenset({"+", "-"}),
+    _SHORT_CHANGE: frozenset({"+", "-"}),
+    _SET: frozenset({"have", "has"}),
+    _SET_NAMED: frozenset({"characteristic"}),
+    _HIT_ON: frozenset({"unmodified"}),
+    _REROLL: frozenset({"re-roll"}),
+    _CRITICAL: frozenset({"critical"}),
+    _ABILITY: frozenset({"["}),
+    _FNP: frozenset({"feel no pain"}),
+    _INVULN: frozenset({"invulnerable"}),
+    _STEALTH: frozenset({"stealth"}),
+    _IGNORE: frozenset({"modifiers"}),
+    _MORTALS: frozenset({"mortal"}),
+    _EXTRA_HITS: frozenset({"additional"}),
+    _AUTO_WOUND: frozenset({"automatically"}),
 }
+_NEEDED_WORDS: frozenset[str] = frozenset().union(*_NEEDS.values())
 
 
 def _matches(s: str) -> list[_Match]:
@@ -205,12 +206,13 @@ def _matches(s: str) -> list[_Match]:
     found: list[_Match] = []
     taken: list[tuple[int, int]] = []
     folded = s.casefold()
+    present = frozenset(word for word in _NEEDED_WORDS if word in folded)
+    if not present:
+        return found  # no phrasing can match
 
     def scan(pattern: re.Pattern[str]) -> Iterator[re.Match[str]]:
         """The pattern's matches; none, without running it, when no word it needs is in ``s``."""
-        if any(word in folded for word in _NEEDS[pattern]):
-            return pattern.finditer(s)
-        return iter(())
+        return iter(()) if _NEEDS[pattern].isdisjoint(present) else pattern.finditer(s)
 
     def add(m: re.Match, effect: str, **kw) -> None:
         if any(a < m.end() and m.start() < b for a, b in taken):
