@@ -123,12 +123,13 @@ def _reusing_builder_class() -> type:
 
 def _soup(markup: str) -> Any:
     """The beautifulsoup4 tree of ``markup``, built with lxml by this thread's one tree builder
-    (``_reusing_builder_class``); ``_free`` it after use."""
+    (``_reusing_builder_class``); ``_free`` it after use. Attribute values stay as printed (no
+    ``class`` split into a list: only the text is read)."""
     from bs4 import BeautifulSoup
 
     builder = getattr(_THIS_THREAD, "builder", None)
     if builder is None:
-        builder = _THIS_THREAD.builder = _reusing_builder_class()()
+        builder = _THIS_THREAD.builder = _reusing_builder_class()(multi_valued_attributes=None)
     return BeautifulSoup(markup, builder=builder)
 
 
