@@ -253,11 +253,12 @@ def validate(sources: list[Source], results: dict[str, ParseResult]) -> Validate
     datasheets = {key[0] for (table, key) in seen if table == "datasheets"}
     records: list[Record] = []
     for (table, _), record in seen.items():
-        refs = _DATASHEET_REFS.get(table, ())
-        missing = [getattr(record, f) for f in refs if getattr(record, f) not in datasheets]
-        if missing:
-            rejects.append(_reject(record, f"orphan: datasheet {missing[0]} is not defined by any source"))
-            continue
+        refs = _DATASHEET_REFS.get(table)
+        if refs:
+            missing = [getattr(record, f) for f in refs if getattr(record, f) not in datasheets]
+            if missing:
+                rejects.append(_reject(record, f"orphan: datasheet {missing[0]} is not defined by any source"))
+                continue
         records.append(record)
     filled_elsewhere = filled_gaps(records, _DATASHEET_REFS)
     if filled_elsewhere:
@@ -279,15 +280,16 @@ def unit_size_gaps(records: list[Record]) -> list[DataGap]:
     (``normalise.composition.unit_size``, the reading the attack engine uses), saying which."""
     points: dict[str, list[str]] = defaultdict(list)
     lines: dict[str, list[UnitComposition]] = defaultdict(list)
+    sheets: list[Datasheet] = []
     for r in records:
         if isinstance(r, UnitCost):
             points[r.datasheet_id].append(r.description)
         elif isinstance(r, UnitComposition):
             lines[r.datasheet_id].append(r)
+        elif isinstance(r, Datasheet):
+            sheets.append(r)
     gaps = []
-    for sheet in records:
-        if not isinstance(sheet, Datasheet):
-            continue
+    for sheet in sheets:
         rows = sorted(lines.get(sheet.datasheet_id, []), key=lambda c: c.line)
         size, why = unit_size(sheet.starting_strength, points.get(sheet.datasheet_id, []),
                               [(c.text, c.model_name, c.min_models) for c in rows])
