@@ -212,15 +212,22 @@ def validate(sources: list[Source], results: dict[str, ParseResult]) -> Validate
     batches, set_aside, whole = keep_first_whole(batches, by_id, tally)
     duplicates.update(set_aside)
     conflicts.extend(whole)
+    key_of: dict[type, Callable[[Record], tuple]] = {}
     for source, batch in zip(ordered, batches):
         for record in batch:
-            ident = (record.__table__, key_getter(type(record))(record))
+            kind = type(record)
+            get_key = key_of.get(kind)
+            if get_key is None:
+                get_key = key_of[kind] = key_getter(kind)
+            ident = (record.__table__, get_key(record))
             first = seen.get(ident)
-            other_source = first is not None and getattr(first, "source_id", None) != getattr(
-                record, "source_id", source.source_id)
             if first is None:
                 seen[ident] = record
-            elif first == record or content(first) == content(record):
+                if kind is Datasheet and record.external_id is not None:
+                    external_ids.setdefault((record.datasheet_id, record.source_id), _external_id(record))
+                continue
+            other_source = getattr(first, "source_id", None) != getattr(record, "source_id", source.source_id)
+            if first == record or content(first) == content(record):
                 duplicates[(getattr(record, "source_id", source.source_id), record.__table__)] += 1
                 if other_source:
                     tally.add(first, record)
@@ -246,11 +253,12 @@ def validate(sources: list[Source], results: dict[str, ParseResult]) -> Validate
     datasheets = {key[0] for (table, key) in seen if table == "datasheets"}
     records: list[Record] = []
     for (table, _), record in seen.items():
-        refs = _DATASHEET_REFS.get(table, ())
-        missing = [getattr(record, f) for f in refs if getattr(record, f) not in datasheets]
-        if missing:
-            rejects.append(_reject(record, f"orphan: datasheet {missing[0]} is not defined by any source"))
-            continue
+        refs = _DATASHEET_REFS.get(table)
+        if refs:
+            missing = [getattr(record, f) for f in refs if getattr(record, f) not in datasheets]
+            if missing:
+                rejects.append(_reject(record, f"orphan: datasheet {missing[0]} is not defined by any source"))
+                continue
         records.append(record)
     filled_elsewhere = filled_gaps(records, _DATASHEET_REFS)
     if filled_elsewhere:
@@ -272,15 +280,16 @@ def unit_size_gaps(records: list[Record]) -> list[DataGap]:
     (``normalise.composition.unit_size``, the reading the attack engine uses), saying which."""
     points: dict[str, list[str]] = defaultdict(list)
     lines: dict[str, list[UnitComposition]] = defaultdict(list)
+    sheets: list[Datasheet] = []
     for r in records:
         if isinstance(r, UnitCost):
             points[r.datasheet_id].append(r.description)
         elif isinstance(r, UnitComposition):
             lines[r.datasheet_id].append(r)
+        elif isinstance(r, Datasheet):
+            sheets.append(r)
     gaps = []
-    for sheet in records:
-        if not isinstance(sheet, Datasheet):
-            continue
+    for sheet in sheets:
         rows = sorted(lines.get(sheet.datasheet_id, []), key=lambda c: c.line)
         size, why = unit_size(sheet.starting_strength, points.get(sheet.datasheet_id, []),
                               [(c.text, c.model_name, c.min_models) for c in rows])

@@ -1,8 +1,10 @@
 """Load: validated records -> a database: a DuckDB file (the default), a SQLite file, a PostgreSQL database.
 
-The tables are created from their SQLAlchemy declarations (derived from the records), compiled
-to each backend's DDL. DuckDB: the rows go in as one Arrow batch per table, built column by
-column and typed by that same declaration, which DuckDB inserts in bulk. SQLite: SQLAlchemy's
+The tables are created from their declarations (derived from the records). DuckDB: the DDL is
+written from the column specs (``schemas.catalog``: no SQLAlchemy is imported), and the rows go
+in as one Arrow batch per table, built column by column and typed by those specs, which DuckDB
+inserts in bulk. SQLite and PostgreSQL: the SQLAlchemy tables of ``schemas.tables``, compiled to
+each backend's DDL. SQLite: SQLAlchemy's
 executemany, into a temporary file renamed over the old one. PostgreSQL: psycopg's COPY, in one
 transaction that drops the project's tables and views, creates them and fills them, so that a
 failed or interrupted build leaves the previous database as it was.
@@ -14,37 +16,48 @@ import os
 from collections import defaultdict
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 import duckdb
 import pyarrow as pa
-import sqlalchemy as sa
-from duckdb_engine import Dialect as DuckDBDialect
-from sqlalchemy.schema import CreateTable
 
 from pipeline.errors import BuildError
 from pipeline.targets import Target, parse_target
 from pipeline.tempfiles import temp_path
-from schemas.catalog import VIEWS_FILE, schema_version, view_statements  # noqa: F401  (VIEWS_FILE: re-exported)
-from schemas.records import Record, SchemaInfo
-from schemas.tables import RECORD_OF_TABLE, TABLES, column_values, metadata
+from schemas.catalog import (  # noqa: F401  (VIEWS_FILE: re-exported)
+    VIEWS_FILE, column_values, declared_tables, duckdb_create_statements, schema_version, view_statements,
+)
+from schemas.records import ALL_RECORDS, Record, SchemaInfo
+
+if TYPE_CHECKING:  # SQLAlchemy is imported by the SQLite and PostgreSQL loads only
+    import sqlalchemy as sa
+
+#: The record class of each table, in load order.
+RECORD_OF_TABLE: dict[str, type[Record]] = {rec.__table__: rec for rec in ALL_RECORDS}
 
 #: What DuckDB's error says when a signal (Ctrl-C, SIGTERM) stopped the query it was running.
 _DUCKDB_INTERRUPTED = "Query interrupted"
 
+#: The Arrow type of each SQL type name of ``schemas.catalog``.
 _ARROW_TYPES = {
-    sa.String: pa.string(),
-    sa.Integer: pa.int64(),
-    sa.Boolean: pa.bool_(),
-    sa.Float: pa.float64(),
-    sa.Date: pa.date32(),
+    "VARCHAR": pa.string(),
+    "INTEGER": pa.int64(),
+    "BOOLEAN": pa.bool_(),
+    "DOUBLE": pa.float64(),
+    "DATE": pa.date32(),
 }
 
 
-def _arrow_schema(table: sa.Table) -> pa.Schema:
-    return pa.schema([(c.name, _ARROW_TYPES[type(c.type)]) for c in table.columns])
+def _arrow_schema(name: str) -> pa.Schema:
+    return pa.schema([(c.name, _ARROW_TYPES[c.sql_type]) for c in declared_tables()[name]])
 
 
 def create_table_statements(dialect: sa.engine.Dialect) -> list[str]:
     """``CREATE TABLE`` statements of every table, compiled from the SQLAlchemy declarations."""
+    from sqlalchemy.schema import CreateTable
+
+    from schemas.tables import TABLES
+
     return [str(CreateTable(table).compile(dialect=dialect)) for table in TABLES.values()]
 
 
@@ -113,14 +126,14 @@ def _write(records: list[Record], tmp: Path) -> dict[str, int]:
     con = duckdb.connect(str(tmp))
     try:
         con.execute("BEGIN TRANSACTION")
-        for statement in create_table_statements(DuckDBDialect()):
+        for statement in duckdb_create_statements():
             con.execute(statement)
-        for name, table in TABLES.items():
+        for name, record_type in RECORD_OF_TABLE.items():
             rows = by_table.get(name)
             if not rows:
                 continue
-            columns = column_values(RECORD_OF_TABLE[name], rows)
-            batch = pa.Table.from_pydict(columns, schema=_arrow_schema(table))
+            columns = column_values(record_type, rows)
+            batch = pa.Table.from_pydict(columns, schema=_arrow_schema(name))
             con.register("_batch", batch)
             con.execute(f'INSERT INTO "{name}" SELECT * FROM _batch')
             con.unregister("_batch")
@@ -130,7 +143,7 @@ def _write(records: list[Record], tmp: Path) -> dict[str, int]:
         con.execute("CHECKPOINT")
     finally:
         con.close()
-    return {name: len(by_table.get(name, [])) for name in TABLES}
+    return {name: len(by_table.get(name, [])) for name in RECORD_OF_TABLE}
 
 
 def _by_table(records: list[Record]) -> dict[str, list[Record]]:
@@ -143,7 +156,7 @@ def _by_table(records: list[Record]) -> dict[str, list[Record]]:
 def _table_rows(name: str, records: list[Record]) -> tuple[list[str], list[tuple]]:
     """The column names of table ``name`` and its rows as tuples, in the table's column order."""
     values = column_values(RECORD_OF_TABLE[name], records)
-    names = [c.name for c in TABLES[name].columns]
+    names = [c.name for c in declared_tables()[name]]
     return names, list(zip(*(values[n] for n in names)))
 
 
@@ -174,7 +187,10 @@ def load_sql(records: list[Record], target: Target) -> dict[str, int]:
 def _write_sqlite(records: list[Record], tmp: Path) -> dict[str, int]:
     import sqlite3
 
+    import sqlalchemy as sa
+
     from pipeline.sql_connection import backend_view_statements
+    from schemas.tables import metadata
 
     by_table = _by_table(records)
     engine = sa.create_engine(f"sqlite:///{tmp}")
@@ -184,7 +200,7 @@ def _write_sqlite(records: list[Record], tmp: Path) -> dict[str, int]:
         con = sqlite3.connect(tmp)
         try:
             with con:  # one transaction
-                for name in TABLES:
+                for name in RECORD_OF_TABLE:
                     rows = by_table.get(name)
                     if rows:
                         columns, values = _table_rows(name, rows)
@@ -197,7 +213,7 @@ def _write_sqlite(records: list[Record], tmp: Path) -> dict[str, int]:
             con.close()
     finally:
         engine.dispose()
-    return {name: len(by_table.get(name, [])) for name in TABLES}
+    return {name: len(by_table.get(name, [])) for name in RECORD_OF_TABLE}
 
 
 def _sqlite_value(value: object) -> object:
@@ -213,9 +229,11 @@ def _sqlite_value(value: object) -> object:
 
 
 def _write_postgres(records: list[Record], target: Target) -> dict[str, int]:
+    import sqlalchemy as sa
     from sqlalchemy.pool import NullPool
 
     from pipeline.sql_connection import backend_view_statements, view_names
+    from schemas.tables import metadata
 
     by_table = _by_table(records)
     engine = sa.create_engine(target.url, poolclass=NullPool)
@@ -226,7 +244,7 @@ def _write_postgres(records: list[Record], target: Target) -> dict[str, int]:
             metadata.drop_all(conn, checkfirst=True)
             metadata.create_all(conn)
             cursor = conn.connection.driver_connection.cursor()
-            for name in TABLES:
+            for name in RECORD_OF_TABLE:
                 rows = by_table.get(name)
                 if not rows:
                     continue
@@ -245,4 +263,4 @@ def _write_postgres(records: list[Record], target: Target) -> dict[str, int]:
         raise BuildError(f"cannot build into {target}: {reason}; the previous database is kept") from None
     finally:
         engine.dispose()
-    return {name: len(by_table.get(name, [])) for name in TABLES}
+    return {name: len(by_table.get(name, [])) for name in RECORD_OF_TABLE}

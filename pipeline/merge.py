@@ -322,7 +322,10 @@ def align_with_earlier(batches: list[list[Record]]) -> list[list[Record]]:
     first_models: dict[str, dict[object, int]] = {}
     first_abilities: dict[tuple, list[tuple[object, int]]] = {}
     aligned: list[list[Record]] = []
-    for batch in batches:
+    for i, batch in enumerate(batches):
+        if i == len(batches) - 1 and not (first_models or first_costs or first_abilities):
+            aligned.append(batch)  # the last source, and no earlier one to line up with (one source)
+            continue
         models: dict[str, list[ModelProfile]] = defaultdict(list)
         abilities: dict[tuple, list[WeaponAbility]] = defaultdict(list)
         costs: dict[str, list[UnitCost]] = defaultdict(list)
@@ -511,7 +514,10 @@ def align_names(batches: list[list[Record]], named: tuple[NamedRows, ...] = NAME
     """
     earlier: list[dict[tuple, tuple | None]] = [{} for _ in named]
     aligned: list[list[Record]] = []
-    for batch in batches:
+    for i, batch in enumerate(batches):
+        if i == len(batches) - 1 and not any(earlier):
+            aligned.append(batch)  # the last source, and no earlier one to line up with (one source)
+            continue
         by_type: dict[type, list[Record]] = defaultdict(list)
         for r in batch:
             by_type[type(r)].append(r)
@@ -631,6 +637,8 @@ def filled_gaps(records: Iterable[Record], refs: Mapping[str, tuple[str, ...]]) 
     the other source's rows).
     """
     records = list(records)
+    if not any(isinstance(r, DataGap) and r.table_name in refs for r in records):
+        return set()  # no gap to fill (as in most builds of one source)
     given: dict[tuple[str, str], set[str]] = defaultdict(set)  # (table, datasheet) -> sources
     for r in records:
         for name in refs.get(r.__table__, ()):

@@ -17,6 +17,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import operator
 import os
 import re
 import types
@@ -155,6 +156,71 @@ def derived_tables() -> dict[str, tuple[ColumnSpec, ...]]:
     from schemas.records import ALL_RECORDS
 
     return {record.__table__: column_specs(record) for record in ALL_RECORDS}
+
+
+def duckdb_create_statements() -> list[str]:
+    """``CREATE TABLE`` statements of every declared table, in load order, as DuckDB reads them.
+
+    Written from the column specs alone (no SQLAlchemy: the build into DuckDB does not import
+    it); every name is quoted, so a column named like an SQL keyword (``group``, ``when``) needs
+    no list of keywords. DuckDB's catalog of these tables is the one of SQLAlchemy's DDL
+    (``schemas.tables``), checked by a test.
+
+    >>> print(duckdb_create_statements()[0].splitlines()[1])
+      "title" VARCHAR NOT NULL,
+    """
+    statements = []
+    for table, columns in declared_tables().items():
+        lines = [f'  "{c.name}" {c.sql_type}' + ("" if c.nullable else " NOT NULL") for c in columns]
+        key = [f'"{c.name}"' for c in columns if c.primary_key]
+        if key:
+            lines.append(f"  PRIMARY KEY ({', '.join(key)})")
+        statements.append(f'CREATE TABLE "{table}" (\n' + ",\n".join(lines) + "\n)")
+    return statements
+
+
+@lru_cache(maxsize=None)
+def _layout(record_type: type[BaseModel]) -> tuple[tuple[str, bool], ...]:
+    """(field name, is a DiceExpr field) for each field of a record class."""
+    from schemas.types import DiceExpr
+
+    return tuple(
+        (name, unwrap(field.annotation)[0] is DiceExpr) for name, field in record_type.model_fields.items()
+    )
+
+
+def row_of(record: BaseModel) -> dict[str, Any]:
+    """A record as a flat dict of column values (``DiceExpr`` fields flattened)."""
+    row: dict[str, Any] = {}
+    for name, is_dice in _layout(type(record)):
+        value = getattr(record, name)
+        if is_dice:
+            for part, _ in DICE_PARTS:
+                row[f"{name}_{part}"] = None if value is None else getattr(value, part)
+        else:
+            row[name] = value
+    return row
+
+
+def column_values(record_type: type[BaseModel], records: list[Any]) -> dict[str, list[Any]]:
+    """Records of one class as columns: column name -> the values in record order.
+
+    The same values as ``row_of`` gives row by row (``DiceExpr`` fields flattened).
+
+    >>> from schemas.records import Faction
+    >>> rows = [Faction(source_id="s", locator="line 2", faction_id="sm", name="Space Marines")]
+    >>> column_values(Faction, rows) == {name: [value] for name, value in row_of(rows[0]).items()}
+    True
+    """
+    columns: dict[str, list[Any]] = {}
+    for name, is_dice in _layout(record_type):
+        values = list(map(operator.attrgetter(name), records))
+        if is_dice:
+            for part, _ in DICE_PARTS:
+                columns[f"{name}_{part}"] = [None if v is None else getattr(v, part) for v in values]
+        else:
+            columns[name] = values
+    return columns
 
 
 def view_statements() -> list[str]:

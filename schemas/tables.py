@@ -2,21 +2,18 @@
 
 The columns are those of ``schemas.catalog.column_specs`` (a field of a primitive type is one
 column, a ``DiceExpr`` field four; ``Optional`` fields are nullable; the record's ``__key__`` is
-the primary key), as SQLAlchemy tables for the build's DDL.
+the primary key), as SQLAlchemy tables: the DDL of the SQLite and PostgreSQL builds, the
+service's reader. The DuckDB build writes its DDL from the same specs without SQLAlchemy
+(``schemas.catalog.duckdb_create_statements``).
 """
 
 from __future__ import annotations
 
-import operator
-from functools import lru_cache
-from typing import Any
-
 import sqlalchemy as sa
 from pydantic import BaseModel
 
-from schemas.catalog import DICE_PARTS, column_specs, unwrap
+from schemas.catalog import column_specs, column_values, row_of  # noqa: F401  (the last two: re-exported)
 from schemas.records import ALL_RECORDS, Record, key_getter  # noqa: F401  (key_getter: re-exported)
-from schemas.types import DiceExpr
 
 metadata = sa.MetaData()
 
@@ -34,48 +31,6 @@ def columns_of(record: type[BaseModel]) -> list[sa.Column]:
     """The SQL columns of a record class, in field order (``schemas.catalog.column_specs``)."""
     return [sa.Column(c.name, _SA_TYPES[c.sql_type](), nullable=c.nullable, primary_key=c.primary_key)
             for c in column_specs(record)]
-
-
-@lru_cache(maxsize=None)
-def _layout(record_type: type[BaseModel]) -> tuple[tuple[str, bool], ...]:
-    """(field name, is a DiceExpr field) for each field of a record class."""
-    return tuple(
-        (name, unwrap(field.annotation)[0] is DiceExpr) for name, field in record_type.model_fields.items()
-    )
-
-
-def row_of(record: Record) -> dict[str, Any]:
-    """A record as a flat dict of column values (``DiceExpr`` fields flattened)."""
-    row: dict[str, Any] = {}
-    for name, is_dice in _layout(type(record)):
-        value = getattr(record, name)
-        if is_dice:
-            for part, _ in DICE_PARTS:
-                row[f"{name}_{part}"] = None if value is None else getattr(value, part)
-        else:
-            row[name] = value
-    return row
-
-
-def column_values(record_type: type[Record], records: list[Record]) -> dict[str, list[Any]]:
-    """Records of one class as columns: column name -> the values in record order.
-
-    The same values as ``row_of`` gives row by row (``DiceExpr`` fields flattened).
-
-    >>> from schemas.records import Faction
-    >>> rows = [Faction(source_id="s", locator="line 2", faction_id="sm", name="Space Marines")]
-    >>> column_values(Faction, rows) == {name: [value] for name, value in row_of(rows[0]).items()}
-    True
-    """
-    columns: dict[str, list[Any]] = {}
-    for name, is_dice in _layout(record_type):
-        values = list(map(operator.attrgetter(name), records))
-        if is_dice:
-            for part, _ in DICE_PARTS:
-                columns[f"{name}_{part}"] = [None if v is None else getattr(v, part) for v in values]
-        else:
-            columns[name] = values
-    return columns
 
 
 TABLES: dict[str, sa.Table] = {

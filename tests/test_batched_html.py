@@ -72,3 +72,22 @@ def test_parse_trees_of_the_fragments_are_not_freed_without_it():
     finally:
         gc.enable()
     assert left > 10
+
+
+@pytest.mark.skipif(not EXPORT.exists(), reason="the shared corpus is not beside the checkout")
+def test_the_kept_tree_builder_reads_as_a_fresh_beautifulsoup_lxml_tree():
+    """One lxml tree builder and parser kept per thread (and class values not split) give the
+    texts of a new ``BeautifulSoup(fragment, "lxml")`` for each fragment."""
+    from bs4 import BeautifulSoup
+
+    from pipeline.extractors.wahapedia_csv import _fragments_of_files
+    from pipeline.normalise.text import _text_of
+
+    files = {p.stem: p.read_text(encoding="utf-8-sig") for p in EXPORT.glob("*.csv")}
+    fragments = list(dict.fromkeys(_fragments_of_files(files)))[3::7]
+    fresh = []
+    for fragment in fragments:
+        soup = BeautifulSoup(fragment, "lxml")
+        fresh.append(_text_of(soup, fragment))
+        soup.decompose()
+    assert [html_to_text.__wrapped__(f) for f in fragments] == fresh

@@ -111,3 +111,28 @@ def test_declared_columns_are_the_columns_duckdb_reports(tmp_path):
     ).fetchall():
         found.setdefault(table, []).append((column, sql_type, nullable, column in keys.get(table, ())))
     assert found == {t: [tuple(c) for c in cols] for t, cols in declared_tables().items()}
+
+
+def test_duckdb_ddl_without_sqlalchemy_gives_the_catalog_of_sqlalchemys_ddl():
+    """The DuckDB build writes its DDL from the column specs (no SQLAlchemy import): DuckDB's
+    catalog of it is the one of the SQLAlchemy tables compiled by duckdb_engine."""
+    from duckdb_engine import Dialect
+
+    from pipeline.load import create_table_statements
+    from schemas.catalog import duckdb_create_statements
+
+    catalogs = []
+    for statements in (create_table_statements(Dialect()), duckdb_create_statements()):
+        con = duckdb.connect()
+        for statement in statements:
+            con.execute(statement)
+        catalogs.append((
+            con.execute("SELECT table_name, sql FROM duckdb_tables() ORDER BY table_name").fetchall(),
+            con.execute("SELECT table_name, column_index, column_name, data_type, is_nullable "
+                        "FROM duckdb_columns() ORDER BY table_name, column_index").fetchall(),
+            con.execute("SELECT table_name, constraint_type, constraint_column_names FROM duckdb_constraints() "
+                        "ORDER BY ALL").fetchall(),
+        ))
+        con.close()
+    assert len(catalogs[0][0]) == len(TABLES)
+    assert catalogs[1] == catalogs[0]

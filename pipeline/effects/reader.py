@@ -34,6 +34,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Iterator
 
 from pipeline.effects.vocabulary import TARGET_CHARACTERISTICS, characteristic_of, join_conditions
 
@@ -172,10 +173,46 @@ def _number(word: str) -> str:
     return {"one": "1", "a": "1", "an": "1"}.get(word.lower(), word.upper() if word[0] in "dD" else word)
 
 
+#: For each phrasing, words one of which a sentence must hold for it to match (in the sentence
+#: case-folded, as the patterns' ``re.I`` compares): a sentence with none is not searched for it.
+_NEEDS: dict[re.Pattern[str], frozenset[str]] = {
+    _NO_COVER: frozenset({"cover"}),
+    _COVER: frozenset({"cover"}),
+    _HALVE: frozenset({"halve"}),
+    _CHANGE: frozenset({"characteristic"}),
+    _ADD_CHAR: frozenset({"characteristic"}),
+    _ROLL: frozenset({"add", "subtract"}),
+    _ROLL_11: frozenset({"+", "-"}),
+    _SHORT_CHANGE: frozenset({"+", "-"}),
+    _SET: frozenset({"have", "has"}),
+    _SET_NAMED: frozenset({"characteristic"}),
+    _HIT_ON: frozenset({"unmodified"}),
+    _REROLL: frozenset({"re-roll"}),
+    _CRITICAL: frozenset({"critical"}),
+    _ABILITY: frozenset({"["}),
+    _FNP: frozenset({"feel no pain"}),
+    _INVULN: frozenset({"invulnerable"}),
+    _STEALTH: frozenset({"stealth"}),
+    _IGNORE: frozenset({"modifiers"}),
+    _MORTALS: frozenset({"mortal"}),
+    _EXTRA_HITS: frozenset({"additional"}),
+    _AUTO_WOUND: frozenset({"automatically"}),
+}
+_NEEDED_WORDS: frozenset[str] = frozenset().union(*_NEEDS.values())
+
+
 def _matches(s: str) -> list[_Match]:
     """Every effect phrase of one sentence, in the order printed."""
     found: list[_Match] = []
     taken: list[tuple[int, int]] = []
+    folded = s.casefold()
+    present = frozenset(word for word in _NEEDED_WORDS if word in folded)
+    if not present:
+        return found  # no phrasing can match
+
+    def scan(pattern: re.Pattern[str]) -> Iterator[re.Match[str]]:
+        """The pattern's matches; none, without running it, when no word it needs is in ``s``."""
+        return iter(()) if _NEEDS[pattern].isdisjoint(present) else pattern.finditer(s)
 
     def add(m: re.Match, effect: str, **kw) -> None:
         if any(a < m.end() and m.start() < b for a, b in taken):
@@ -183,13 +220,13 @@ def _matches(s: str) -> list[_Match]:
         taken.append((m.start(), m.end()))
         found.append(_Match(m.start(), m.end(), effect, **kw))
 
-    for m in _NO_COVER.finditer(s):
+    for m in scan(_NO_COVER):
         add(m, "grant-ability", parameter="IGNORES COVER", side="attacker")
-    for m in _COVER.finditer(s):
+    for m in scan(_COVER):
         add(m, "benefit-of-cover", side="target")
-    for m in _HALVE.finditer(s):
+    for m in scan(_HALVE):
         add(m, "damage-reduction", parameter="half", side="target")
-    for m in _CHANGE.finditer(s):
+    for m in scan(_CHANGE):
         sign = 1 if m.group(1).lower() in ("improve", "increase") else -1
         bound = re.search(r"better than (\d\+)", s[m.end():], re.I)
         for name in re.split(r"\s*(?:,|and|or)\s*(?:the\s+)?", m.group(2)):
@@ -199,7 +236,7 @@ def _matches(s: str) -> list[_Match]:
                               parameter=bound.group(1) if bound and char in ("Sv", "BS", "WS") else None)
                 found.append(_Match(m.start(), m.end(), "modify-characteristic", **add_kw))
         taken.append((m.start(), m.end()))
-    for m in _ADD_CHAR.finditer(s):
+    for m in scan(_ADD_CHAR):
         sign = 1 if m.group(1).lower() == "add" else -1
         for name in re.split(r"\s*(?:,|and|or)\s*(?:the\s+)?", m.group(3)):
             char = characteristic_of(name)
@@ -211,21 +248,21 @@ def _matches(s: str) -> list[_Match]:
                 found.append(_Match(m.start(), m.end(), "modify-characteristic", characteristic=char,
                                     value=sign * int(m.group(2))))
         taken.append((m.start(), m.end()))
-    for m in _ROLL.finditer(s):
+    for m in scan(_ROLL):
         sign = 1 if m.group(1).lower() == "add" else -1
         rolls = [m.group(3), m.group(4)] if m.group(4) else [m.group(3)]
         for roll in rolls:
             roll = "save" if "sav" in roll.lower() else roll.lower()
             found.append(_Match(m.start(), m.end(), "modify-roll", roll=roll, value=sign * int(m.group(2))))
         taken.append((m.start(), m.end()))
-    for m in _ROLL_11.finditer(s):
+    for m in scan(_ROLL_11):
         rolls = [m.group(2), m.group(3)] if m.group(3) else [m.group(2)]
         if any(a < m.end() and m.start() < b for a, b in taken):
             continue
         for roll in rolls:
             found.append(_Match(m.start(), m.end(), "modify-roll", roll=roll.lower(), value=int(m.group(1))))
         taken.append((m.start(), m.end()))
-    for m in _SHORT_CHANGE.finditer(s):
+    for m in scan(_SHORT_CHANGE):
         if any(a < m.end() and m.start() < b for a, b in taken):
             continue
         value = int(m.group(1))
@@ -236,13 +273,13 @@ def _matches(s: str) -> list[_Match]:
             elif char:
                 found.append(_Match(m.start(), m.end(), "modify-characteristic", characteristic=char, value=value))
         taken.append((m.start(), m.end()))
-    for m in _SET.finditer(s):
+    for m in scan(_SET):
         add(m, "set-characteristic", characteristic=m.group(2), value=int(m.group(1)))
-    for m in _SET_NAMED.finditer(s):
+    for m in scan(_SET_NAMED):
         add(m, "set-characteristic", characteristic=characteristic_of(m.group(1)), value=int(m.group(2)))
-    for m in _HIT_ON.finditer(s):
+    for m in scan(_HIT_ON):
         add(m, "hit-on", value=int(m.group(1)))
-    for m in _REROLL.finditer(s):
+    for m in scan(_REROLL):
         clause = m.group(1)
         clause = re.split(r"\b(?:and\s+)?(?:if|while|each time|until)\b|\band\s+(?!wound|hit|damage|the\s+wound|"
                           r"the\s+hit|the\s+damage)", clause, maxsplit=1, flags=re.I)[0]
@@ -259,10 +296,10 @@ def _matches(s: str) -> list[_Match]:
             policy = "ones" if ones else "one" if re.match(r"\s*(?:one|a single)\b", head) else "all"
             found.append(_Match(m.start(), m.start() + 6 + r.end(), "reroll", roll=roll, parameter=policy))
         taken.append((m.start(), m.start() + 6 + len(clause)))
-    for m in _CRITICAL.finditer(s):
+    for m in scan(_CRITICAL):
         roll = (m.group(1) or m.group(3) or m.group(5) or "").lower().rstrip("s")
         add(m, "critical-on", roll=roll, value=int(m.group(2) or m.group(4) or m.group(6)))
-    for m in _ABILITY.finditer(s):
+    for m in scan(_ABILITY):
         if re.search(r"excluding\s*$", s[:m.start()], re.I):
             continue
         if any(a < m.end() and m.start() < b for a, b in taken):
@@ -270,7 +307,7 @@ def _matches(s: str) -> list[_Match]:
         taken.append((m.start(), m.end()))
         for b in _BRACKET.finditer(m.group(1)):
             found.append(_Match(m.start(), m.end(), "grant-ability", parameter=normalise(b.group(1)).upper()))
-    for m in _FNP.finditer(s):
+    for m in scan(_FNP):
         rest = (m.group(2) if m.group(1) else m.group(4)) or ""
         value = int(m.group(1) or m.group(3))
         scopes = []
@@ -281,17 +318,17 @@ def _matches(s: str) -> list[_Match]:
         for scope in scopes or ["all"]:
             found.append(_Match(m.start(), m.end(), "feel-no-pain", value=value, parameter=scope, side="target"))
         taken.append((m.start(), m.end()))
-    for m in _INVULN.finditer(s):
+    for m in scan(_INVULN):
         add(m, "invulnerable-save", value=int(m.group(1) or m.group(2)), side="target")
-    for m in _STEALTH.finditer(s):
+    for m in scan(_STEALTH):
         add(m, "stealth", side="target")
-    for m in _IGNORE.finditer(s):
+    for m in scan(_IGNORE):
         add(m, "ignore-modifiers", parameter=m.group(1).strip())
-    for m in _MORTALS.finditer(s):
+    for m in scan(_MORTALS):
         add(m, "mortal-wounds", parameter=_number(m.group(1)))
-    for m in _EXTRA_HITS.finditer(s):
+    for m in scan(_EXTRA_HITS):
         add(m, "extra-hits", parameter=_number(m.group(1)))
-    for m in _AUTO_WOUND.finditer(s):
+    for m in scan(_AUTO_WOUND):
         add(m, "auto-wound")
     return sorted(found, key=lambda f: f.start)
 

@@ -71,20 +71,23 @@ def orders(text: str) -> list[tuple[str, str]]:
 
 
 def rules_of(records: Iterable[Record], sources: dict[str, Source]) -> list[Rule]:
-    """Every rule of a build's records that the reader reads, in a stable order (table, id)."""
-    records = list(records)
-    factions_of_detachment: dict[str, set[str]] = defaultdict(set)
-    sheets: dict[str, Datasheet] = {}
-    listed_on: dict[tuple[str, str], set[str]] = defaultdict(set)  # (table, rule id) -> datasheet ids
+    """Every rule of a build's records that the reader reads, in a stable order (table, id).
+
+    The records are sorted by class once (one pass), so that each rule kind looks only at its own.
+    """
+    of_type: dict[type, list[Record]] = defaultdict(list)  # the records by class, each in build order
     for r in records:
-        if isinstance(r, Detachment) and r.faction_id:
-            factions_of_detachment[r.name.strip().lower()].add(r.faction_id)
-        elif isinstance(r, Datasheet):
-            sheets[r.datasheet_id] = r
-        elif isinstance(r, DatasheetStratagem):
-            listed_on[("stratagems", r.stratagem_id)].add(r.datasheet_id)
-        elif isinstance(r, DatasheetEnhancement):
-            listed_on[("enhancements", r.enhancement_id)].add(r.datasheet_id)
+        of_type[type(r)].append(r)
+    factions_of_detachment: dict[str, set[str]] = defaultdict(set)
+    listed_on: dict[tuple[str, str], set[str]] = defaultdict(set)  # (table, rule id) -> datasheet ids
+    for d in of_type[Detachment]:
+        if d.faction_id:
+            factions_of_detachment[d.name.strip().lower()].add(d.faction_id)
+    sheets: dict[str, Datasheet] = {r.datasheet_id: r for r in of_type[Datasheet]}
+    for r in of_type[DatasheetStratagem]:
+        listed_on[("stratagems", r.stratagem_id)].add(r.datasheet_id)
+    for r in of_type[DatasheetEnhancement]:
+        listed_on[("enhancements", r.enhancement_id)].add(r.datasheet_id)
 
     def faction_of(detachment: str | None, table: str = "", rule_id: str = "") -> str | None:
         found = factions_of_detachment.get((detachment or "").strip().lower(), set())
@@ -97,36 +100,37 @@ def rules_of(records: Iterable[Record], sources: dict[str, Source]) -> list[Rule
         return source.edition if source else None
 
     army: dict[str, Counter[str | None]] = defaultdict(Counter)  # faction ability name -> factions of its datasheets
-    for r in records:
-        if isinstance(r, Ability) and r.kind == "faction" and r.datasheet_id in sheets:
+    for r in of_type[Ability]:
+        if r.kind == "faction" and r.datasheet_id in sheets:
             army[army_rule_key(r.name)][sheets[r.datasheet_id].faction_id] += 1
 
     rules: list[Rule] = []
-    for r in records:
-        if isinstance(r, Stratagem) and r.effect:
+    for r in of_type[Stratagem]:
+        if r.effect:
             faction = None if r.group.strip().lower() == "core" else faction_of(r.group, "stratagems", r.stratagem_id)
             rules.append(Rule("stratagems", r.stratagem_id, "stratagem", r.name, r.edition or edition_of(r.source_id),
                               faction, r.source_id, r.locator, r.effect))
-        elif isinstance(r, Ability) and r.text and r.kind in ("datasheet", "wargear", "other"):
+    for r in of_type[Ability]:
+        if r.text and r.kind in ("datasheet", "wargear", "other"):
             sheet = sheets.get(r.datasheet_id)
             rules.append(Rule("abilities", f"{r.datasheet_id}|{r.kind}|{r.name}", "datasheet-ability", r.name,
                               (sheet.edition if sheet else None) or edition_of(r.source_id),
                               sheet.faction_id if sheet else None, r.source_id, r.locator, r.text))
-        elif isinstance(r, DetachmentAbility):
-            rules.append(Rule("detachment_abilities", r.detachment_ability_id, "detachment-rule", r.name,
-                              edition_of(r.source_id), r.faction_id or faction_of(r.detachment), r.source_id,
-                              r.locator, r.text))
-        elif isinstance(r, Enhancement):
-            rules.append(Rule("enhancements", r.enhancement_id, "enhancement", r.name, edition_of(r.source_id),
-                              faction_of(r.detachment, "enhancements", r.enhancement_id), r.source_id, r.locator,
-                              r.text))
-        elif isinstance(r, RuleText) and r.rule_key == ORDERS_RULE and r.language == "en":
+    for r in of_type[DetachmentAbility]:
+        rules.append(Rule("detachment_abilities", r.detachment_ability_id, "detachment-rule", r.name,
+                          edition_of(r.source_id), r.faction_id or faction_of(r.detachment), r.source_id,
+                          r.locator, r.text))
+    for r in of_type[Enhancement]:
+        rules.append(Rule("enhancements", r.enhancement_id, "enhancement", r.name, edition_of(r.source_id),
+                          faction_of(r.detachment, "enhancements", r.enhancement_id), r.source_id, r.locator,
+                          r.text))
+    for r in of_type[RuleText]:
+        if r.rule_key == ORDERS_RULE and r.language == "en":
             for name, wording in orders(r.text):
                 rules.append(Rule("rule_texts", f"{r.rule_key}|{r.source_id}|{r.locator}|{name}", "order", name,
                                   r.edition or edition_of(r.source_id), "astra-militarum", r.source_id, r.locator,
                                   wording))
-        elif (isinstance(r, RuleText) and r.language == "en" and r.text and r.erratum_id is None
-              and army_rule_key(r.title) in army):
+        elif r.language == "en" and r.text and r.erratum_id is None and army_rule_key(r.title) in army:
             factions = army[army_rule_key(r.title)]
             rules.append(Rule("rule_texts", f"{r.rule_key}|{r.source_id}|{r.locator}", "army-rule", r.title,
                               r.edition or edition_of(r.source_id), next(iter(factions)) if len(factions) == 1 else None,

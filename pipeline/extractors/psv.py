@@ -94,9 +94,6 @@ def read_table(text: str, name: str = "table") -> Table:
     pipes = n_cols if trailing else n_cols - 1
     table = Table(name=name, columns=columns)
 
-    def complete(buf: str) -> bool:
-        return buf.count("|") == pipes and (not trailing or buf.endswith("|"))
-
     def emit(first: int, buf: str) -> None:
         # zip stops at the last column: the empty text after a closing "|" is dropped.
         table.rows.append(Row(first, dict(zip(columns, buf.split("|"))), buf))
@@ -109,15 +106,17 @@ def read_table(text: str, name: str = "table") -> Table:
         return f"wrong column count: {fields} fields, the header has {n_cols}"
 
     i, total = 1, len(lines)
+    rows, bad_rows = table.rows, table.bad_rows
     while i < total:
         first = i + 1  # 1-based physical line number
         buf = lines[i]
         i += 1
-        if complete(buf):  # the fast path: one physical line, one record
-            emit(first, buf)
+        # the fast path: one physical line, one record (``complete`` and ``emit``, inlined)
+        if buf.count("|") == pipes and (not trailing or buf.endswith("|")):
+            rows.append(Row(first, dict(zip(columns, buf.split("|"))), buf))
             continue
         if buf.strip() == "":
-            table.bad_rows.append(BadRow(first, buf, "blank line between records"))
+            bad_rows.append(BadRow(first, buf, "blank line between records"))
             continue
         # Too few separators so far: the record may hold a raw line break. Join the following
         # lines while the count stays within the header's, and stop at the row terminator.
@@ -138,5 +137,5 @@ def read_table(text: str, name: str = "table") -> Table:
         if closed:
             emit(first, buf)
         else:
-            table.bad_rows.append(BadRow(first, buf, why(buf)))
+            bad_rows.append(BadRow(first, buf, why(buf)))
     return table

@@ -523,16 +523,18 @@ class _Export:
                 )
             )
         seen_raw: set[str] = set()
+        loaded = duplicates = exact_duplicates = 0  # added to the counters once, at the end
+        kept = res.records
         for row in table.rows:
             if row.raw in seen_raw:
-                res.duplicates[name] += 1
-                res.exact_duplicates[name] += 1
+                duplicates += 1
+                exact_duplicates += 1
                 continue
             seen_raw.add(row.raw)
             try:
                 records = handler(row)
             except _Duplicate:
-                res.duplicates[name] += 1
+                duplicates += 1
                 continue
             except _Rejected as exc:
                 self.reject(name, row.line, row.raw, str(exc))
@@ -543,8 +545,16 @@ class _Export:
             except ValidationError as exc:
                 self.reject(name, row.line, row.raw, _validation_reason(exc))
                 continue
-            res.loaded[name] += 1
-            res.records.extend(r for r in records if r is not None)
+            loaded += 1
+            for record in records:
+                if record is not None:
+                    kept.append(record)
+        if loaded:
+            res.loaded[name] += loaded
+        if duplicates:
+            res.duplicates[name] += duplicates
+        if exact_duplicates:
+            res.exact_duplicates[name] += exact_duplicates
 
     def datasheet(self, wid: str) -> str:
         """The ``datasheet_id`` of a Wahapedia datasheet id, or raise ``_Rejected``."""

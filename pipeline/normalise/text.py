@@ -10,6 +10,7 @@ import queue
 import re
 import signal
 import sys
+import threading
 import unicodedata
 from functools import lru_cache
 from typing import Any, Callable, Sequence
@@ -89,12 +90,58 @@ def html_to_text(fragment: str) -> str:
         fragment = html.unescape(fragment)
     if "<" not in fragment:
         return "\n".join(clean_line(x) for x in html.unescape(fragment).split("\n") if x.strip())
-    from bs4 import BeautifulSoup  # here: the readers of a built database never load bs4
-
-    soup = BeautifulSoup(fragment, "lxml")
+    soup = _soup(fragment)
     text = _text_of(soup, fragment)
-    soup.decompose()  # a parse tree is cyclic: free it now, not at the next collection
+    _free(soup)
     return text
+
+
+_THIS_THREAD = threading.local()
+
+
+@lru_cache(maxsize=1)
+def _reusing_builder_class() -> type:
+    """beautifulsoup4's lxml tree builder, keeping its lxml parser from one document to the next.
+
+    Made on first use: the readers of a built database never load bs4.
+    """
+    from bs4.builder import LXMLTreeBuilder
+
+    class ReusingLXMLTreeBuilder(LXMLTreeBuilder):  # type: ignore[misc]
+        """An lxml parser and its target hold each other (a reference cycle that only the cyclic
+        collector frees, and the build pauses it); one kept parser per builder makes one such
+        cycle per thread instead of one per document. lxml parsers are reusable after ``close``."""
+
+        def parser_for(self, encoding: str | None) -> Any:
+            kept = self.__dict__.setdefault("_kept_parsers", {})
+            if encoding not in kept:
+                kept[encoding] = super().parser_for(encoding)
+            return kept[encoding]
+
+    return ReusingLXMLTreeBuilder
+
+
+def _soup(markup: str) -> Any:
+    """The beautifulsoup4 tree of ``markup``, built with lxml by this thread's one tree builder
+    (``_reusing_builder_class``); ``_free`` it after use. Attribute values stay as printed (no
+    ``class`` split into a list: only the text is read)."""
+    from bs4 import BeautifulSoup
+
+    builder = getattr(_THIS_THREAD, "builder", None)
+    if builder is None:
+        builder = _THIS_THREAD.builder = _reusing_builder_class()(multi_valued_attributes=None)
+    return BeautifulSoup(markup, builder=builder)
+
+
+def _free(soup: Any) -> None:
+    """Take a tree apart so that reference counting frees it at once: every element is wiped
+    (``decompose`` of each top-level element, then of the soup: the soup's own ``decompose``
+    wipes only itself), and the builder lets go of it."""
+    builder = soup.builder
+    for top in list(soup.contents):
+        top.decompose()
+    soup.decompose()
+    builder.soup = None
 
 
 def _text_of(node: Any, fragment: str) -> str:
@@ -144,11 +191,13 @@ def html_to_texts(fragments: Sequence[str]) -> list[str]:
 def free_parse_trees() -> int:
     """Free the parse trees made since the last call; returns the objects freed.
 
-    A beautifulsoup4 tree keeps reference cycles even after ``decompose()`` (the soup object and
-    lxml's parser with its target's bound methods: 30 to 50 objects per tree), which only the
-    cyclic collector frees, and the build pauses it (``pipeline.build``). A young-generation
-    collection visits only what was made since the previous one, so calling this after each
-    batch of parses frees their trees at the cost of visiting each new object once.
+    For trees not built by ``_soup`` and taken apart by ``_free`` (the saved pages' parser): a
+    beautifulsoup4 tree keeps reference cycles even after the soup's ``decompose()`` (its
+    elements, lxml's parser with its target's bound methods), which only the cyclic collector
+    frees, and the build pauses it (``pipeline.build``). A young-generation collection visits
+    only what was made since the previous one, so calling this after each batch of parses frees
+    their trees at the cost of visiting each new object once. The export's HTML clean-up needs
+    no collection: ``_free`` leaves no cycle.
     """
     return gc.collect(0)
 
@@ -159,19 +208,17 @@ _MARK = "data-wh40k-fragment"
 def _parse_together(fragments: list[str]) -> list[str]:
     if len(fragments) == 1 or any(_MARK in f for f in fragments):
         return [html_to_text(f) for f in fragments]
-    from bs4 import BeautifulSoup
-
-    soup = BeautifulSoup("".join(f'<div {_MARK}="{i}">{f}</div>' for i, f in enumerate(fragments)), "lxml")
+    soup = _soup("".join(f'<div {_MARK}="{i}">{f}</div>' for i, f in enumerate(fragments)))
     body = soup.body
     wrappers = [] if body is None else [c for c in body.children if getattr(c, "name", None) is not None]
     if len(wrappers) != len(fragments) or any(
             w.name != "div" or w.get(_MARK) != str(i) for i, w in enumerate(wrappers)) or any(
             getattr(c, "name", None) is None and str(c).strip() for c in (body.children if body else ())):
-        soup.decompose()
+        _free(soup)
         half = len(fragments) // 2  # a fragment leaks out of its wrapper: find it by halves
         return _parse_together(fragments[:half]) + _parse_together(fragments[half:])
     texts = [_text_of(wrapper, fragment) for fragment, wrapper in zip(fragments, wrappers)]
-    soup.decompose()
+    _free(soup)
     return texts
 
 
@@ -230,7 +277,6 @@ def _clean_from_the_back(
                     break
                 claims[k] = _WORKER
             results.put((k, chunks[k], html_to_texts(chunks[k])))
-            free_parse_trees()
     finally:
         if os.getppid() != caller:
             results.cancel_join_thread()  # nobody reads them: do not wait to flush them at exit
@@ -277,7 +323,6 @@ class BatchedHtmlCleaning:
     def _clean_here(self, k: int) -> None:
         todo = [f for f in self._chunks[k] if f not in self._done]
         self._done.update(zip(todo, html_to_texts(todo)))
-        free_parse_trees()
 
     def abort(self) -> None:
         """Nothing runs in the background."""
