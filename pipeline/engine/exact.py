@@ -2009,15 +2009,20 @@ def _chain_state(plans: tuple[_Plan, ...], models: int, wounds: int) -> tuple[np
         if pending and _same_events(pending[-1][1], D):  # only the total of the two counts matters
             rest = X.shape[0] // pending[-1][0]
             X = _with_devastating(X, T, plan.normal_damage, plan.joint, p_nonzero, cap, target, fold=pending[-1][0])
-            pending[-1] = (X.shape[0] // rest, D)
+            pending[-1] = (X.shape[0] // rest, D, pending[-1][2])
             continue
         X = _with_devastating(X, T, plan.normal_damage, plan.joint, p_nonzero, cap, target)
-        pending.append((X.shape[0] // math.prod(size for size, _ in pending), D))
+        pending.append((X.shape[0] // math.prod(size for size, _, _ in pending), D, plan.mortal_damage.tobytes()))
     if not pending:
         return X[0], False
-    X = X.reshape(*[size for size, _ in pending], X.shape[1])
-    for _, D in pending:
-        X = _killed_by_each(X, models, wounds) if _kills_one(D, wounds) else _contract_powers(X, D)
+    X = X.reshape(*[size for size, _, _ in pending], X.shape[1])
+    for size, D, mortal_bytes in pending:
+        if _kills_one(D, wounds):
+            X = _killed_by_each(X, models, wounds)
+        elif size * D.size <= KEPT_POWER_CELLS:
+            X = _times_kept_powers(X, _mortal_powers(mortal_bytes, models, wounds, size))
+        else:
+            X = _contract_powers(X, D)
     x = X.copy()
     x[-1] += max(0.0, 1.0 - float(x.sum()))  # pending counts at their cap: every model destroyed
     return x, True
@@ -2149,6 +2154,52 @@ def _killed_by_each(X: np.ndarray, models: int, wounds: int) -> np.ndarray:
         out[:, 0:alive:wounds] += skewed.sum(axis=0)
     out[:, alive] = Z[0, :, alive]
     return out.reshape(X.shape[1:])
+
+
+#: Largest stack of powers ``D^0..D^(size-1)`` of a devastating event's transition kept by value
+#: (``_mortal_powers``; float64 cells: 512 KiB).
+KEPT_POWER_CELLS = 65_536
+
+
+@lru_cache(maxsize=64)
+def _mortal_powers(damage_bytes: bytes, models: int, wounds: int, size: int) -> np.ndarray:
+    """``[D^0, ..., D^(size - 1)]`` stacked as one (size x S, S) array, for the transition ``D`` of
+    one devastating event that does damage (``_mortal_events`` of the mortal damage pmf
+    ``damage_bytes``), by doubling (one 2-D product per doubling); kept by value as the
+    transition itself (read-only), so that the contraction of a pending count is one product.
+
+    >>> P = _mortal_powers(np.array([0.0, 1.0]).tobytes(), 1, 2, 3)
+    >>> P.reshape(3, 3, 3)[2].tolist()
+    [[0.0, 0.0, 1.0], [0.0, 0.0, 1.0], [0.0, 0.0, 1.0]]
+    """
+    D = _mortal_events_kept(damage_bytes, models, wounds)[1]
+    S = D.shape[0]
+    out = np.empty((size, S, S))
+    out[0] = np.eye(S)
+    done, step = 1, D
+    while done < size:
+        take = min(done, size - done)
+        np.matmul(out[:take].reshape(-1, S), step, out=out[done : done + take].reshape(-1, S))
+        done += take
+        if done < size:
+            step = step @ step
+    out = out.reshape(size * S, S)
+    out.flags.writeable = False
+    return out
+
+
+def _times_kept_powers(X: np.ndarray, powers: np.ndarray) -> np.ndarray:
+    """``sum_v X[v] D^v`` over the first axis of X (shape (size, ..., S)) with the stack of
+    powers of ``_mortal_powers`` (shape (size x S, S)): one product.
+
+    >>> P = _mortal_powers(np.array([0.0, 1.0]).tobytes(), 1, 1, 3)
+    >>> _times_kept_powers(np.array([[0.5, 0.0], [0.25, 0.0], [0.25, 0.0]]), P).tolist()
+    [0.5, 0.5]
+    """
+    size, S = X.shape[0], X.shape[-1]
+    rest = X.shape[1:-1]
+    flat = np.moveaxis(X, 0, -2).reshape(-1, size * S) if rest else X.reshape(1, size * S)
+    return (flat @ powers).reshape(rest + (S,))
 
 
 def _contract_powers(X: np.ndarray, D: np.ndarray) -> np.ndarray:
