@@ -1870,9 +1870,13 @@ def _with_devastating(X: np.ndarray, T: np.ndarray, normal_damage: np.ndarray, c
         p = p_unsaved / (1.0 - q) if q < 1.0 else 0.0
         mixed = p * _trim(normal_damage)
         mixed[0] += 1.0 - p
-        B = _transition_matrix(mixed.tobytes(), target.models, target.wounds)
+        mixed_bytes = mixed.tobytes()
         r_max = count.size - 1
         weight = _split_weights(count, _binomial_columns(r_max, q, size))  # [v, m]
+        if M == 1 and not banded and (r_max + 1) * S * S <= _KEEP_CELLS:  # B's kept powers: one product
+            Y = X @ _transition_powers(mixed_bytes, target.models, target.wounds, r_max + 1)
+            return weight @ Y.reshape(r_max + 1, S)
+        B = _transition_matrix(mixed_bytes, target.models, target.wounds)
         if M == 1:
             Y = _power_stack(X, B, mixed, r_max, target)  # (R, 1, S)
             return weight @ Y.reshape(r_max + 1, S)
@@ -2019,7 +2023,7 @@ def _chain_state(plans: tuple[_Plan, ...], models: int, wounds: int) -> tuple[np
     for size, D, mortal_bytes in pending:
         if _kills_one(D, wounds):
             X = _killed_by_each(X, models, wounds)
-        elif size * D.size <= KEPT_POWER_CELLS:
+        elif size * D.size <= _KEEP_CELLS:
             X = _times_kept_powers(X, _mortal_powers(mortal_bytes, models, wounds, size))
         else:
             X = _contract_powers(X, D)
@@ -2115,6 +2119,11 @@ def _counted(X: np.ndarray, moves: np.ndarray) -> np.ndarray:
     """
     M, S = X.shape
     n = moves.size
+    if M == 1:  # one state vector: the same sums as one convolution
+        y = np.convolve(X[0], moves)
+        out = y[None, :S].copy()
+        out[0, -1] += y[S:].sum()
+        return out
     Tg = np.zeros((S, S + n))
     _strided(Tg, 0, (S, n), (Tg.strides[0] + Tg.strides[1], Tg.strides[1]))[:] = moves
     Y = X @ Tg
@@ -2156,11 +2165,6 @@ def _killed_by_each(X: np.ndarray, models: int, wounds: int) -> np.ndarray:
     return out.reshape(X.shape[1:])
 
 
-#: Largest stack of powers ``D^0..D^(size-1)`` of a devastating event's transition kept by value
-#: (``_mortal_powers``; float64 cells: 512 KiB).
-KEPT_POWER_CELLS = 65_536
-
-
 @lru_cache(maxsize=64)
 def _mortal_powers(damage_bytes: bytes, models: int, wounds: int, size: int) -> np.ndarray:
     """``[D^0, ..., D^(size - 1)]`` stacked as one (size x S, S) array, for the transition ``D`` of
@@ -2172,18 +2176,44 @@ def _mortal_powers(damage_bytes: bytes, models: int, wounds: int, size: int) -> 
     >>> P.reshape(3, 3, 3)[2].tolist()
     [[0.0, 0.0, 1.0], [0.0, 0.0, 1.0], [0.0, 0.0, 1.0]]
     """
-    D = _mortal_events_kept(damage_bytes, models, wounds)[1]
-    S = D.shape[0]
+    out = _stacked_powers(_mortal_events_kept(damage_bytes, models, wounds)[1], size)
+    out = out.reshape(-1, out.shape[-1])
+    out.flags.writeable = False
+    return out
+
+
+def _stacked_powers(T: np.ndarray, size: int) -> np.ndarray:
+    """``[T^0, ..., T^(size - 1)]`` (shape (size, S, S)) by doubling: one 2-D product per doubling.
+
+    >>> _stacked_powers(np.array([[0.5, 0.5], [0.0, 1.0]]), 3)[2].tolist()
+    [[0.25, 0.75], [0.0, 1.0]]
+    """
+    S = T.shape[0]
     out = np.empty((size, S, S))
     out[0] = np.eye(S)
-    done, step = 1, D
+    done, step = 1, T
     while done < size:
         take = min(done, size - done)
         np.matmul(out[:take].reshape(-1, S), step, out=out[done : done + take].reshape(-1, S))
         done += take
         if done < size:
             step = step @ step
-    out = out.reshape(size * S, S)
+    return out
+
+
+@lru_cache(maxsize=64)
+def _transition_powers(damage_bytes: bytes, models: int, wounds: int, size: int) -> np.ndarray:
+    """``[T^0, ..., T^(size - 1)]`` for the transition ``T`` of one event of the damage pmf
+    ``damage_bytes`` (``_transition_matrix``), laid out as one (S, size x S) array whose column
+    ``m x S + t`` is ``T^m[:, t]``: ``X @`` it is ``[X T^0, ..., X T^(size - 1)]`` in one product.
+    Kept by value as the transition itself (read-only).
+
+    >>> P = _transition_powers(np.array([0.0, 1.0]).tobytes(), 1, 2, 3)
+    >>> (np.array([[1.0, 0.0, 0.0]]) @ P).reshape(3, 3).tolist()
+    [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
+    """
+    stack = _stacked_powers(_transition_matrix(damage_bytes, models, wounds), size)
+    out = np.ascontiguousarray(stack.transpose(1, 0, 2)).reshape(stack.shape[1], -1)
     out.flags.writeable = False
     return out
 
