@@ -1670,6 +1670,13 @@ def _as_pmf(values: Sequence[float], what: str) -> np.ndarray:
 
 
 def _mean(pmf: np.ndarray) -> float:
+    """The mean of a pmf indexed by count: in Python floats for a few values (no array made).
+
+    >>> _mean(np.array([0.25, 0.5, 0.25]))
+    1.0
+    """
+    if pmf.size <= _SMALL:
+        return sum([i * v for i, v in enumerate(pmf.tolist())])
     return float(np.arange(pmf.size) @ pmf)
 
 
@@ -2540,7 +2547,12 @@ def _faces(faces: tuple[int, ...]) -> str:
 
 
 def _fmt(probs) -> str:
-    return ", ".join(f"{p:.4f}" for p in probs)
+    """Probabilities to 4 decimals, comma-separated.
+
+    >>> _fmt((0.5, 1 / 3, 0.0))
+    '0.5000, 0.3333, 0.0000'
+    """
+    return ", ".join(["%.4f" % p for p in probs])
 
 
 def _damage_text(weapon: Weapon, target: Target, context: Context) -> str:
