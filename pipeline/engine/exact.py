@@ -1841,11 +1841,11 @@ def _power_stack(X: np.ndarray, T: np.ndarray, damage: np.ndarray, n: int, targe
     return out
 
 
-def _with_devastating(X: np.ndarray, T: np.ndarray, normal_damage: np.ndarray, counts: _DevastatingCounts,
+def _with_devastating(X: np.ndarray, T: np.ndarray | None, normal_damage: np.ndarray, counts: _DevastatingCounts,
                       p_nonzero: float, cap: int, target: Target, fold: int = 1) -> np.ndarray:
     """``X'[m, v, s]`` (flattened to (M x size, S)): the chain state ``X[m, s]`` (m: the pending
     counts of earlier weapons) after this weapon's unsaved events (transition ``T`` of one event
-    of ``normal_damage``), jointly with the number ``v`` of its devastating events that do damage,
+    of ``normal_damage``; None: made where it is needed), jointly with the number ``v`` of its devastating events that do damage,
     for ``v < cap``; the mass of ``v >= cap`` (every model destroyed, whatever else happens) is
     dropped and put back on the last state by ``_chain``.
 
@@ -1895,6 +1895,8 @@ def _with_devastating(X: np.ndarray, T: np.ndarray, normal_damage: np.ndarray, c
         return out.reshape(M * size, S)
     # Horner's scheme over the attacks: Y = sum_n count[n] Op^n (X at v = 0), where one attack's
     # Op makes a unsaved and b devastating events with probability outcome[a, b].
+    if T is None and not banded:
+        T = _transition_matrix(normal_damage.tobytes(), target.models, target.wounds)
     start = np.zeros((M, size, S))
     if fold > 1:
         start[:, :fold, :] = X.reshape(M, fold, S)[:, :size, :]
@@ -2005,7 +2007,6 @@ def _chain_state(plans: tuple[_Plan, ...], models: int, wounds: int) -> tuple[np
     X = _initial_state(target)[None, :]  # (M, S): M indexes the pending devastating counts
     pending: list[tuple[int, np.ndarray]] = []
     for plan in plans:
-        T = _transition_matrix(plan.normal_damage.tobytes(), models, wounds)
         if plan.joint is None:
             if plan.damage_reroll is not None:
                 X = _with_damage_reroll(X, plan, target)
@@ -2014,15 +2015,15 @@ def _chain_state(plans: tuple[_Plan, ...], models: int, wounds: int) -> tuple[np
             if moves is not None:
                 X = _counted(X, _compound(_truncated(plan.stages["unsaved"]), moves))
                 continue
-            X = _apply_count(X, T, plan.stages["unsaved"])
+            X = _apply_count(X, _transition_matrix(plan.normal_damage.tobytes(), models, wounds), plan.stages["unsaved"])
             continue
         p_nonzero, D, cap = _mortal_events(plan.mortal_damage, target)
         if pending and _same_events(pending[-1][1], D):  # only the total of the two counts matters
             rest = X.shape[0] // pending[-1][0]
-            X = _with_devastating(X, T, plan.normal_damage, plan.joint, p_nonzero, cap, target, fold=pending[-1][0])
+            X = _with_devastating(X, None, plan.normal_damage, plan.joint, p_nonzero, cap, target, fold=pending[-1][0])
             pending[-1] = (X.shape[0] // rest, D, pending[-1][2])
             continue
-        X = _with_devastating(X, T, plan.normal_damage, plan.joint, p_nonzero, cap, target)
+        X = _with_devastating(X, None, plan.normal_damage, plan.joint, p_nonzero, cap, target)
         pending.append((X.shape[0] // math.prod(size for size, _, _ in pending), D, plan.mortal_damage.tobytes()))
     if not pending:
         return X[0], False
