@@ -352,9 +352,13 @@ def resolve(weapons: Sequence[Weapon], target: Target, context: Context | None =
     totals = {}
     for stage in ("attacks", "hits", "wounds", "unsaved", "mortal_wounds", "damage"):
         pmf = plans[0].stages[stage]
-        for plan in plans[1:]:
-            pmf = np.convolve(pmf, plan.stages[stage])
-        totals[stage] = Distribution.normalised(pmf / pmf.sum())  # convolutions of pmfs: never negative
+        if len(plans) == 1:
+            pmf = pmf / np.add.reduce(pmf)  # a new array: the plan's is kept
+        else:
+            for plan in plans[1:]:
+                pmf = np.convolve(pmf, plan.stages[stage])
+            pmf /= np.add.reduce(pmf)  # the convolution's own array
+        totals[stage] = Distribution.normalised(pmf)  # convolutions of pmfs: never negative
 
     x = _chain(plans, target, context, steps)
     if context.mortal_wounds_after:
