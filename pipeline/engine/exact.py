@@ -1362,6 +1362,9 @@ def _mix(parts: list[tuple[float, np.ndarray]]) -> np.ndarray:
         acc = [0.0] * size
         for w, p in parts:
             if w > 0:
+                if p is _ZERO:  # the count 0: w * 1.0 on the first value
+                    acc[0] += w
+                    continue
                 for i, v in enumerate(p.tolist()):
                     acc[i] += w * v
         return np.array(acc)
