@@ -101,7 +101,9 @@ each such weapon, the pending count of its devastating events that do damage unt
 weapon's other events are allocated; that count is capped where every model is destroyed from
 any state (models x ceil(W / least damage)), and the weapon's hits are split in closed form
 (``_with_devastating``; with Lethal Hits, one attack at a time): the work is linear in the
-attacks, with no joint count matrix; consecutive weapons whose devastating events are the same
+attacks, with no joint count matrix; for a small chain the powers of the split hits' transition
+and of the devastating events' are kept by value (``_transition_powers``, ``_mortal_powers``, up
+to 64 Ki cells each), so that each is one product; consecutive weapons whose devastating events are the same
 transition share one pending count (their total is all that matters). Where pending counts would
 be carried (two or more multiply: Devastating Wounds weapons of different Damage), the chain is
 resolved by kill counts instead (``pipeline.engine.kill_counts``: the walk of the wounded model's
