@@ -2182,7 +2182,7 @@ def _killed_by_each(X: np.ndarray, models: int, wounds: int) -> np.ndarray:
     return out.reshape(X.shape[1:])
 
 
-@lru_cache(maxsize=64)
+@lru_cache(maxsize=32)  # at most 32 x 512 KiB
 def _mortal_powers(damage_bytes: bytes, models: int, wounds: int, size: int) -> np.ndarray:
     """``[D^0, ..., D^(size - 1)]`` stacked as one (size x S, S) array, for the transition ``D`` of
     one devastating event that does damage (``_mortal_events`` of the mortal damage pmf
@@ -2218,7 +2218,7 @@ def _stacked_powers(T: np.ndarray, size: int) -> np.ndarray:
     return out
 
 
-@lru_cache(maxsize=64)
+@lru_cache(maxsize=32)  # at most 32 x 512 KiB
 def _transition_powers(damage_bytes: bytes, models: int, wounds: int, size: int) -> np.ndarray:
     """``[T^0, ..., T^(size - 1)]`` for the transition ``T`` of one event of the damage pmf
     ``damage_bytes`` (``_transition_matrix``), laid out as one (S, size x S) array whose column
