@@ -8,7 +8,7 @@ Run with ``python benchmarks/bench_engine.py`` (``make bench``). Prints figures,
     T4 Sv3+ W2 with Feel No Pain 5+ (median of many runs): asked again, as a service or a
     table of matchups asks it (the engine keeps each weapon's plan per target and context),
     with no kept plan (the one-shot call: each call makes its plans; the small tables kept by
-    value, pmfs, binomials, transition matrices, stay) and with every cache of the engine
+    value, pmfs, binomials, transition matrices and their powers, stay) and with every cache of the engine
     emptied before each call;
 (b) the simulator on the same case at 100,000 trials, and the ratios (a)/(b);
 (c) ``bench_profiles_per_second``: expected damage of weapon profiles against MEQ with the exact
@@ -75,7 +75,7 @@ def median_seconds(run: Callable[[], object], repeats: int, clock: Callable[[], 
 def clear_engine_caches(everything: bool = False) -> None:
     """Empty the engine's kept plans (``exact._plan_kept``, and the chain's figures and state
     kept with them), or with ``everything`` every cache of ``pipeline.engine.exact`` (also the pmfs,
-    binomials and transition matrices kept by value; not the edition rules, read once per
+    binomials, transition matrices and their powers kept by value; not the edition rules, read once per
     process)."""
     exact._plan_kept.cache_clear()
     exact._chain_method.cache_clear()

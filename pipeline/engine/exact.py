@@ -101,7 +101,9 @@ each such weapon, the pending count of its devastating events that do damage unt
 weapon's other events are allocated; that count is capped where every model is destroyed from
 any state (models x ceil(W / least damage)), and the weapon's hits are split in closed form
 (``_with_devastating``; with Lethal Hits, one attack at a time): the work is linear in the
-attacks, with no joint count matrix; consecutive weapons whose devastating events are the same
+attacks, with no joint count matrix; for a small chain the powers of the split hits' transition
+and of the devastating events' are kept by value (``_transition_powers``, ``_mortal_powers``, up
+to 64 Ki cells each), so that each is one product; consecutive weapons whose devastating events are the same
 transition share one pending count (their total is all that matters). Where pending counts would
 be carried (two or more multiply: Devastating Wounds weapons of different Damage), the chain is
 resolved by kill counts instead (``pipeline.engine.kill_counts``: the walk of the wounded model's
@@ -352,9 +354,13 @@ def resolve(weapons: Sequence[Weapon], target: Target, context: Context | None =
     totals = {}
     for stage in ("attacks", "hits", "wounds", "unsaved", "mortal_wounds", "damage"):
         pmf = plans[0].stages[stage]
-        for plan in plans[1:]:
-            pmf = np.convolve(pmf, plan.stages[stage])
-        totals[stage] = Distribution.normalised(pmf / pmf.sum())  # convolutions of pmfs: never negative
+        if len(plans) == 1:
+            pmf = pmf / np.add.reduce(pmf)  # a new array: the plan's is kept
+        else:
+            for plan in plans[1:]:
+                pmf = np.convolve(pmf, plan.stages[stage])
+            pmf /= np.add.reduce(pmf)  # the convolution's own array
+        totals[stage] = Distribution.normalised(pmf)  # convolutions of pmfs: never negative
 
     x = _chain(plans, target, context, steps)
     if context.mortal_wounds_after:
@@ -1358,6 +1364,9 @@ def _mix(parts: list[tuple[float, np.ndarray]]) -> np.ndarray:
         acc = [0.0] * size
         for w, p in parts:
             if w > 0:
+                if p is _ZERO:  # the count 0: w * 1.0 on the first value
+                    acc[0] += w
+                    continue
                 for i, v in enumerate(p.tolist()):
                     acc[i] += w * v
         return np.array(acc)
@@ -1670,6 +1679,13 @@ def _as_pmf(values: Sequence[float], what: str) -> np.ndarray:
 
 
 def _mean(pmf: np.ndarray) -> float:
+    """The mean of a pmf indexed by count: in Python floats for a few values (no array made).
+
+    >>> _mean(np.array([0.25, 0.5, 0.25]))
+    1.0
+    """
+    if pmf.size <= _SMALL:
+        return sum([i * v for i, v in enumerate(pmf.tolist())])
     return float(np.arange(pmf.size) @ pmf)
 
 
@@ -1834,11 +1850,11 @@ def _power_stack(X: np.ndarray, T: np.ndarray, damage: np.ndarray, n: int, targe
     return out
 
 
-def _with_devastating(X: np.ndarray, T: np.ndarray, normal_damage: np.ndarray, counts: _DevastatingCounts,
+def _with_devastating(X: np.ndarray, T: np.ndarray | None, normal_damage: np.ndarray, counts: _DevastatingCounts,
                       p_nonzero: float, cap: int, target: Target, fold: int = 1) -> np.ndarray:
     """``X'[m, v, s]`` (flattened to (M x size, S)): the chain state ``X[m, s]`` (m: the pending
     counts of earlier weapons) after this weapon's unsaved events (transition ``T`` of one event
-    of ``normal_damage``), jointly with the number ``v`` of its devastating events that do damage,
+    of ``normal_damage``; None: made where it is needed), jointly with the number ``v`` of its devastating events that do damage,
     for ``v < cap``; the mass of ``v >= cap`` (every model destroyed, whatever else happens) is
     dropped and put back on the last state by ``_chain``.
 
@@ -1870,9 +1886,13 @@ def _with_devastating(X: np.ndarray, T: np.ndarray, normal_damage: np.ndarray, c
         p = p_unsaved / (1.0 - q) if q < 1.0 else 0.0
         mixed = p * _trim(normal_damage)
         mixed[0] += 1.0 - p
-        B = _transition_matrix(mixed.tobytes(), target.models, target.wounds)
+        mixed_bytes = mixed.tobytes()
         r_max = count.size - 1
         weight = _split_weights(count, _binomial_columns(r_max, q, size))  # [v, m]
+        if M == 1 and not banded and (r_max + 1) * S * S <= _KEEP_CELLS:  # B's kept powers: one product
+            Y = X @ _transition_powers(mixed_bytes, target.models, target.wounds, r_max + 1)
+            return weight @ Y.reshape(r_max + 1, S)
+        B = _transition_matrix(mixed_bytes, target.models, target.wounds)
         if M == 1:
             Y = _power_stack(X, B, mixed, r_max, target)  # (R, 1, S)
             return weight @ Y.reshape(r_max + 1, S)
@@ -1884,6 +1904,8 @@ def _with_devastating(X: np.ndarray, T: np.ndarray, normal_damage: np.ndarray, c
         return out.reshape(M * size, S)
     # Horner's scheme over the attacks: Y = sum_n count[n] Op^n (X at v = 0), where one attack's
     # Op makes a unsaved and b devastating events with probability outcome[a, b].
+    if T is None and not banded:
+        T = _transition_matrix(normal_damage.tobytes(), target.models, target.wounds)
     start = np.zeros((M, size, S))
     if fold > 1:
         start[:, :fold, :] = X.reshape(M, fold, S)[:, :size, :]
@@ -1994,7 +2016,6 @@ def _chain_state(plans: tuple[_Plan, ...], models: int, wounds: int) -> tuple[np
     X = _initial_state(target)[None, :]  # (M, S): M indexes the pending devastating counts
     pending: list[tuple[int, np.ndarray]] = []
     for plan in plans:
-        T = _transition_matrix(plan.normal_damage.tobytes(), models, wounds)
         if plan.joint is None:
             if plan.damage_reroll is not None:
                 X = _with_damage_reroll(X, plan, target)
@@ -2003,21 +2024,26 @@ def _chain_state(plans: tuple[_Plan, ...], models: int, wounds: int) -> tuple[np
             if moves is not None:
                 X = _counted(X, _compound(_truncated(plan.stages["unsaved"]), moves))
                 continue
-            X = _apply_count(X, T, plan.stages["unsaved"])
+            X = _apply_count(X, _transition_matrix(plan.normal_damage.tobytes(), models, wounds), plan.stages["unsaved"])
             continue
         p_nonzero, D, cap = _mortal_events(plan.mortal_damage, target)
         if pending and _same_events(pending[-1][1], D):  # only the total of the two counts matters
             rest = X.shape[0] // pending[-1][0]
-            X = _with_devastating(X, T, plan.normal_damage, plan.joint, p_nonzero, cap, target, fold=pending[-1][0])
-            pending[-1] = (X.shape[0] // rest, D)
+            X = _with_devastating(X, None, plan.normal_damage, plan.joint, p_nonzero, cap, target, fold=pending[-1][0])
+            pending[-1] = (X.shape[0] // rest, D, pending[-1][2])
             continue
-        X = _with_devastating(X, T, plan.normal_damage, plan.joint, p_nonzero, cap, target)
-        pending.append((X.shape[0] // math.prod(size for size, _ in pending), D))
+        X = _with_devastating(X, None, plan.normal_damage, plan.joint, p_nonzero, cap, target)
+        pending.append((X.shape[0] // math.prod(size for size, _, _ in pending), D, plan.mortal_damage.tobytes()))
     if not pending:
         return X[0], False
-    X = X.reshape(*[size for size, _ in pending], X.shape[1])
-    for _, D in pending:
-        X = _killed_by_each(X, models, wounds) if _kills_one(D, wounds) else _contract_powers(X, D)
+    X = X.reshape(*[size for size, _, _ in pending], X.shape[1])
+    for size, D, mortal_bytes in pending:
+        if _kills_one(D, wounds):
+            X = _killed_by_each(X, models, wounds)
+        elif size * D.size <= _KEEP_CELLS:
+            X = _times_kept_powers(X, _mortal_powers(mortal_bytes, models, wounds, size))
+        else:
+            X = _contract_powers(X, D)
     x = X.copy()
     x[-1] += max(0.0, 1.0 - float(x.sum()))  # pending counts at their cap: every model destroyed
     return x, True
@@ -2110,6 +2136,11 @@ def _counted(X: np.ndarray, moves: np.ndarray) -> np.ndarray:
     """
     M, S = X.shape
     n = moves.size
+    if M == 1:  # one state vector: the same sums as one convolution
+        y = np.convolve(X[0], moves)
+        out = y[None, :S].copy()
+        out[0, -1] += y[S:].sum()
+        return out
     Tg = np.zeros((S, S + n))
     _strided(Tg, 0, (S, n), (Tg.strides[0] + Tg.strides[1], Tg.strides[1]))[:] = moves
     Y = X @ Tg
@@ -2149,6 +2180,73 @@ def _killed_by_each(X: np.ndarray, models: int, wounds: int) -> np.ndarray:
         out[:, 0:alive:wounds] += skewed.sum(axis=0)
     out[:, alive] = Z[0, :, alive]
     return out.reshape(X.shape[1:])
+
+
+@lru_cache(maxsize=32)  # at most 32 x 512 KiB
+def _mortal_powers(damage_bytes: bytes, models: int, wounds: int, size: int) -> np.ndarray:
+    """``[D^0, ..., D^(size - 1)]`` stacked as one (size x S, S) array, for the transition ``D`` of
+    one devastating event that does damage (``_mortal_events`` of the mortal damage pmf
+    ``damage_bytes``), by doubling (one 2-D product per doubling); kept by value as the
+    transition itself (read-only), so that the contraction of a pending count is one product.
+
+    >>> P = _mortal_powers(np.array([0.0, 1.0]).tobytes(), 1, 2, 3)
+    >>> P.reshape(3, 3, 3)[2].tolist()
+    [[0.0, 0.0, 1.0], [0.0, 0.0, 1.0], [0.0, 0.0, 1.0]]
+    """
+    out = _stacked_powers(_mortal_events_kept(damage_bytes, models, wounds)[1], size)
+    out = out.reshape(-1, out.shape[-1])
+    out.flags.writeable = False
+    return out
+
+
+def _stacked_powers(T: np.ndarray, size: int) -> np.ndarray:
+    """``[T^0, ..., T^(size - 1)]`` (shape (size, S, S)) by doubling: one 2-D product per doubling.
+
+    >>> _stacked_powers(np.array([[0.5, 0.5], [0.0, 1.0]]), 3)[2].tolist()
+    [[0.25, 0.75], [0.0, 1.0]]
+    """
+    S = T.shape[0]
+    out = np.empty((size, S, S))
+    out[0] = np.eye(S)
+    done, step = 1, T
+    while done < size:
+        take = min(done, size - done)
+        np.matmul(out[:take].reshape(-1, S), step, out=out[done : done + take].reshape(-1, S))
+        done += take
+        if done < size:
+            step = step @ step
+    return out
+
+
+@lru_cache(maxsize=32)  # at most 32 x 512 KiB
+def _transition_powers(damage_bytes: bytes, models: int, wounds: int, size: int) -> np.ndarray:
+    """``[T^0, ..., T^(size - 1)]`` for the transition ``T`` of one event of the damage pmf
+    ``damage_bytes`` (``_transition_matrix``), laid out as one (S, size x S) array whose column
+    ``m x S + t`` is ``T^m[:, t]``: ``X @`` it is ``[X T^0, ..., X T^(size - 1)]`` in one product.
+    Kept by value as the transition itself (read-only).
+
+    >>> P = _transition_powers(np.array([0.0, 1.0]).tobytes(), 1, 2, 3)
+    >>> (np.array([[1.0, 0.0, 0.0]]) @ P).reshape(3, 3).tolist()
+    [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
+    """
+    stack = _stacked_powers(_transition_matrix(damage_bytes, models, wounds), size)
+    out = np.ascontiguousarray(stack.transpose(1, 0, 2)).reshape(stack.shape[1], -1)
+    out.flags.writeable = False
+    return out
+
+
+def _times_kept_powers(X: np.ndarray, powers: np.ndarray) -> np.ndarray:
+    """``sum_v X[v] D^v`` over the first axis of X (shape (size, ..., S)) with the stack of
+    powers of ``_mortal_powers`` (shape (size x S, S)): one product.
+
+    >>> P = _mortal_powers(np.array([0.0, 1.0]).tobytes(), 1, 1, 3)
+    >>> _times_kept_powers(np.array([[0.5, 0.0], [0.25, 0.0], [0.25, 0.0]]), P).tolist()
+    [0.5, 0.5]
+    """
+    size, S = X.shape[0], X.shape[-1]
+    rest = X.shape[1:-1]
+    flat = np.moveaxis(X, 0, -2).reshape(-1, size * S) if rest else X.reshape(1, size * S)
+    return (flat @ powers).reshape(rest + (S,))
 
 
 def _contract_powers(X: np.ndarray, D: np.ndarray) -> np.ndarray:
@@ -2459,7 +2557,12 @@ def _faces(faces: tuple[int, ...]) -> str:
 
 
 def _fmt(probs) -> str:
-    return ", ".join(f"{p:.4f}" for p in probs)
+    """Probabilities to 4 decimals, comma-separated.
+
+    >>> _fmt((0.5, 1 / 3, 0.0))
+    '0.5000, 0.3333, 0.0000'
+    """
+    return ", ".join(["%.4f" % p for p in probs])
 
 
 def _damage_text(weapon: Weapon, target: Target, context: Context) -> str:
