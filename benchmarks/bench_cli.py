@@ -154,7 +154,11 @@ def main() -> None:
         "wh40k --help": [str(SCRIPT), "--help"],
         ATTACK: [str(SCRIPT), *attack],
         "wh40k attack ... --format json --explain": [str(SCRIPT), *attack, "--explain"],
-        "the same through typer (python -m pipeline.cli)": [sys.executable, "-m", "pipeline.cli", *attack],
+        # pipeline.cli.group.main is typer's command line (``python -m pipeline.cli`` and the ``wh40k``
+        # script take the plain path for a plain attack)
+        "the same through typer (pipeline.cli.group.main)": [
+            sys.executable, "-c", "import sys; sys.argv[0] = 'wh40k'; from pipeline.cli.group import main; main()",
+            *attack],
     }
     with tempfile.TemporaryDirectory(prefix="bench-cli-pycache-") as pycache:
         compiled = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}

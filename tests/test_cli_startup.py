@@ -10,14 +10,17 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from pipeline import cli
 from pipeline.build import build
+from pipeline.commands import INTERRUPTED
 from schemas.catalog import declared_tables, derived_tables
 from tests.conftest import RAW
 
@@ -215,3 +218,30 @@ def test_the_group_names_of_the_package_are_the_groups():
             "print(sorted(n for n in c.GROUP_NAMES if getattr(c, n) is not getattr(g, n)))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert (out.returncode, out.stdout.strip()) == (0, "[]"), out.stderr
+
+
+def test_a_plain_attack_whose_reader_has_gone_ends_silently_with_status_1(db):
+    # as click does for typer's path: a closed pipe (``| head``) is no traceback
+    args = [sys.executable, "-m", "pipeline.cli", "attack", "Battle Sisters Squad", "--target", "MEQ",
+            "--format", "json", "--db", str(db)]
+    read, write = os.pipe()
+    os.close(read)  # nobody reads: the first write fails with EPIPE
+    try:
+        done = subprocess.run(args, stdout=write, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    finally:
+        os.close(write)
+    assert (done.returncode, done.stderr) == (1, "")
+
+
+def test_ctrl_c_in_a_plain_attack_is_one_line_and_status_130(db):
+    # a slow attack (four Devastating Wounds weapons against 5 x W100), interrupted once it runs
+    weapons = [a for d in ("1", "2", "3", "6") for a in ("--weapon-profile", f"A4 BS3+ S12 AP-2 D{d} [DEVASTATING WOUNDS]")]
+    args = [sys.executable, "-m", "pipeline.cli", "attack", *weapons, "--models", "25", "--target", "T10 Sv3+ W100 x5",
+            "--db", str(db)]
+    run = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                           preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    time.sleep(1.5)  # while it loads (the Ctrl-C is held) or while it runs (seconds): the same line
+    run.send_signal(signal.SIGINT)
+    _, err = run.communicate(timeout=60)
+    assert run.returncode == 130
+    assert err.strip().splitlines() == [INTERRUPTED]

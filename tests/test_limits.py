@@ -128,7 +128,7 @@ def test_the_engine_work_of_one_attack_has_a_limit():
         exact.resolve(devastating, Target(toughness=4, save=3, wounds=100, models=5, name="5 x W100"))
     assert str(err.value) == (
         "this attack needs about 2.4e+10 steps of the exact engine: at most 6e+09 in one attack (2 weapon profiles "
-        "against 5 x W100); resolve fewer weapons or models at once, a smaller target, or use the simulator")
+        "against 5 x W100); resolve fewer weapons or models at once, a smaller target, or simulate it (pipeline.engine.simulate.simulate)")
 
 
 def test_more_weapons_than_the_limit_is_an_error():

@@ -9,6 +9,8 @@ reads a plain command line from them without loading typer, click or pydantic's 
 from __future__ import annotations
 
 import dataclasses
+import os
+import sys
 import threading
 from enum import Enum
 from pathlib import Path
@@ -438,7 +440,7 @@ def _attack(given: SimpleNamespace, opening: "_Opening") -> None:
         from pipeline.service.plot import plot_attack
 
         plot_attack(outcome_as_dict(outcome), given.plot)
-        note(f"chart written to {plot}")
+        note(f"chart written to {given.plot}")
 
 
 class _Opening:
@@ -500,6 +502,7 @@ def run_plain(argv: Sequence[str]) -> int | None:
     not plain or holds text that is not UTF-8: then the command line parses it itself (its help,
     its usage errors). Raises what the command raises for a bug."""
     from pipeline.cli.failures import failure_status, undecodable_argument
+    from pipeline.commands import INTERRUPTED
 
     if undecodable_argument(argv) is not None:
         return None
@@ -508,6 +511,13 @@ def run_plain(argv: Sequence[str]) -> int | None:
         return None
     try:
         attack_command(**values)
+        sys.stdout.flush()
+    except KeyboardInterrupt:  # Ctrl-C while the attack runs: it has written nothing yet
+        print(INTERRUPTED, file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # the reader of stdout has gone (``| head``): as click, status 1, silent
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+        return 1
     except Exception as exc:
         status = failure_status(exc)
         if status is None:

@@ -2336,7 +2336,7 @@ def _validate_target(target: Target) -> None:
         raise EngineInputError(
             f"target {target.name!r}: {target.models} models x W{target.wounds} = {wounds} wounds: at most "
             f"{limits.MAX_TARGET_WOUNDS} wounds in the target unit (models x Wounds) for the exact engine; "
-            "give fewer models (--target-models) or use the simulator"
+            "give fewer models (--target-models) or simulate it (pipeline.engine.simulate.simulate)"
         )
 
 
@@ -2548,7 +2548,7 @@ def _check_chain_work(plans: Sequence["_Plan"], target: Target) -> None:
             f"this attack needs about {work:.2g} steps of the exact engine: at most {limits.MAX_ENGINE_WORK:.2g} "
             f"in one attack ({len(plans)} weapon profile{'s' if len(plans) > 1 else ''} against "
             f"{target.models} x W{target.wounds}); "
-            "resolve fewer weapons or models at once, a smaller target, or use the simulator"
+            "resolve fewer weapons or models at once, a smaller target, or simulate it (pipeline.engine.simulate.simulate)"
         )
 
 

@@ -517,7 +517,7 @@ def _validate_unit(unit: UnitTarget) -> None:
     if unit.total_wounds > exact.limits.MAX_TARGET_WOUNDS:
         raise exact.EngineInputError(
             f"target {unit.name!r}: {unit.total_wounds} wounds in the unit: at most "
-            f"{exact.limits.MAX_TARGET_WOUNDS} for the exact engine; give fewer models or use the simulator")
+            f"{exact.limits.MAX_TARGET_WOUNDS} for the exact engine; give fewer models or simulate it (pipeline.engine.simulate.simulate)")
 
 
 def _allocation_steps(unit: UnitTarget, chain: "_Chain", context: Context) -> list[Step]:
@@ -567,7 +567,7 @@ class _Chain:
             raise exact.EngineInputError(
                 f"target {unit.name!r}: {self.size} allocation states ({self.B.total + 1} of the Bodyguard part x "
                 f"{self.C.total + 1} of the CHARACTER part): at most {MAX_UNIT_STATES} for the exact engine; "
-                "give fewer models or use the simulator")
+                "give fewer models or simulate it (pipeline.engine.simulate.simulate)")
         last_line = (c_order or b_order)[-1]
         self.last_line = last_line
         self.mixed_saves = len({(ln.save, ln.invulnerable_save) for ln in unit.lines}) > 1
@@ -629,7 +629,7 @@ class _Chain:
             raise exact.EngineInputError(
                 f"this attack needs about {work:.2g} steps of the unit engine: at most {MAX_UNIT_WORK:.2g} "
                 f"({len(plans)} weapon profiles against {self.unit.name}, {self.size} allocation states); resolve "
-                "fewer weapons or models at once, or use the simulator")
+                "fewer weapons or models at once, or simulate it (pipeline.engine.simulate.simulate)")
 
     def counter_points(self, plans) -> int:
         if self.homogeneous(plans):
