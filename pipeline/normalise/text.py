@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import gc
 import html
-import multiprocessing
 import os
 import queue
 import re
@@ -355,6 +354,8 @@ class SharedHtmlCleaning(BatchedHtmlCleaning):
     ) -> None:
         super().__init__(chunk_size)
         self._arrived: dict[int, tuple[list[str], list[str]]] = {}
+        import multiprocessing  # the build's alone: readers of the database never load it
+
         context = multiprocessing.get_context("fork")
         self._claims = context.Array("b", max(capacity, 1))
         self._results = context.Queue()
@@ -372,6 +373,8 @@ class SharedHtmlCleaning(BatchedHtmlCleaning):
     def start(
         cls, list_fragments: Callable[[], list[str]], capacity: int, chunk_size: int = 32
     ) -> SharedHtmlCleaning | None:
+        import multiprocessing
+
         if background_jobs() < 2 or "fork" not in multiprocessing.get_all_start_methods():
             return None
         if sys.platform != "linux":  # fork is unsafe with the system frameworks of macOS
