@@ -9,6 +9,7 @@ reads a plain command line from them without loading typer, click or pydantic's 
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import sys
 import threading
@@ -96,6 +97,17 @@ def _between(low: int, high: int, example: str) -> Callable[[Optional[int]], Opt
 def _at_least_one(value: Optional[int]) -> Optional[str]:
     if value is not None and value < 1:
         return f"{value} is not allowed; a unit has at least 1 model"
+    return None
+
+
+def _inches(value: Optional[float]) -> Optional[str]:
+    """A check of a distance in inches: a finite number (``nan`` and ``inf`` are not distances).
+
+    >>> _inches(float("nan")), _inches(float("inf")), _inches(2.5)
+    ('nan is not allowed; give the inches as a number, e.g. 2.5', 'inf is not allowed; give the inches as a number, e.g. 2.5', None)
+    """
+    if value is not None and not math.isfinite(value):
+        return f"{value} is not allowed; give the inches as a number, e.g. 2.5"
     return None
 
 
@@ -309,7 +321,7 @@ ATTACK_PARAMS: tuple[Param, ...] = (
     Param("twin_linked", TwinLinkedChoice, TwinLinkedChoice.failed, ("--twin-linked",), help=(
         "[TWIN-LINKED]'s re-roll: failed (failed wound rolls), non-critical (every roll that is not a "
         "Critical Wound: fishing for Devastating Wounds / Anti) or best (the higher expected damage).")),
-    Param("moved", Optional[float], None, ("--moved",), minimum=0, help=(
+    Param("moved", Optional[float], None, ("--moved",), minimum=0, check=_inches, help=(
         'Inches the attacking unit\'s models moved this turn (11th [HEAVY], 24.16: +1 to hit if at most 3", '
         "the unit unengaged and not set up this turn; the 10th edition needs --stationary).")),
     Param("set_up_this_turn", bool, False, ("--set-up-this-turn",), help=(
