@@ -13,7 +13,7 @@ import threading
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any, Iterable, Iterator, NamedTuple
+from typing import Any, Callable, Iterable, Iterator, NamedTuple
 
 import duckdb
 
@@ -468,35 +468,55 @@ def units_filter_note(con: duckdb.DuckDBPyConnection, name: str | None = None, f
 
 class DatasheetIndex:
     """The datasheets of a database by datasheet id and by name key (``name_key``): what
-    ``find_datasheet`` looks a name up in. ``read(con)`` reads them (one query); a server
-    reads them once per database (``preread``), a command once per lookup."""
+    ``find_datasheet`` looks a name up in. ``read(con)`` reads every row once (a server reads them
+    once per database, ``preread``); ``narrow(con)`` reads the id and name of each datasheet
+    (one narrow query) and, per lookup, the rows of its matches alone: what a command that looks
+    up a name or two uses (reading every column of every datasheet took most of the first lookup,
+    about 50 ms over the full database)."""
 
-    def __init__(self, rows: Rows) -> None:
-        self.by_id = {r["datasheet_id"]: r for r in rows}
-        self.by_key: dict[str, list[dict[str, Any]]] = {}
-        for r in rows:
-            self.by_key.setdefault(name_key(r["name"]), []).append(r)
+    def __init__(self, names: dict[str, str], rows_of: Callable[[list[str]], Rows]) -> None:
+        #: name key -> the ids of the datasheets whose name reads so
+        self.by_key: dict[str, list[str]] = {}
+        for datasheet_id, text in names.items():
+            self.by_key.setdefault(name_key(text), []).append(datasheet_id)
         #: Every datasheet name once, sorted (for the close names of a miss).
-        self.names = sorted({r["name"] for r in rows})
+        self.names = sorted(set(names.values()))
+        self._ids, self._rows_of = names, rows_of
+
+    @classmethod
+    def of_rows(cls, rows: Rows) -> "DatasheetIndex":
+        """The index of datasheet rows (dicts with ``datasheet_id`` and ``name``) held in memory."""
+        by_id = {r["datasheet_id"]: r for r in rows}
+        return cls({i: r["name"] for i, r in by_id.items()}, lambda ids: [by_id[i] for i in ids])
 
     @classmethod
     def read(cls, con: duckdb.DuckDBPyConnection) -> "DatasheetIndex":
-        """The index of the datasheets of ``con``'s database."""
-        return cls(_rows(con.execute("SELECT * FROM datasheets")))
+        """The index of the datasheets of ``con``'s database, every row read now."""
+        return cls.of_rows(_rows(con.execute("SELECT * FROM datasheets")))
+
+    @classmethod
+    def narrow(cls, con: duckdb.DuckDBPyConnection) -> "DatasheetIndex":
+        """The index of the datasheets of ``con``'s database, the rows of each lookup's matches
+        read when it is made."""
+        def rows_of(ids: list[str]) -> Rows:
+            marks = ", ".join("?" for _ in ids)
+            by_id = {r["datasheet_id"]: r for r in _rows(con.execute(
+                f"SELECT * FROM datasheets WHERE datasheet_id IN ({marks})", ids))}
+            return [by_id[i] for i in ids]
+
+        return cls(dict(con.execute("SELECT datasheet_id, name FROM datasheets").fetchall()), rows_of)
 
     def named(self, name: str) -> list[dict[str, Any]]:
-        """Copies of the datasheets whose id is ``name`` or whose name reads as ``name``.
+        """Copies of the datasheets whose id is ``name`` or whose name reads as ``name``, ordered
+        by datasheet id.
 
-        >>> index = DatasheetIndex([{"datasheet_id": "10e/x/canoness", "name": "Canoness"},
-        ...                         {"datasheet_id": "11e/x/canoness", "name": "CANONESS"}])
+        >>> index = DatasheetIndex.of_rows([{"datasheet_id": "11e/x/canoness", "name": "CANONESS"},
+        ...                                 {"datasheet_id": "10e/x/canoness", "name": "Canoness"}])
         >>> [r["datasheet_id"] for r in index.named("canoness")], index.named("11e/x/canoness")[0]["name"]
         (['10e/x/canoness', '11e/x/canoness'], 'CANONESS')
         """
-        found = list(self.by_key.get(name_key(clean_line(name)), []))
-        by_id = self.by_id.get(name)
-        if by_id is not None and all(r is not by_id for r in found):
-            found.append(by_id)
-        return [dict(r) for r in found]
+        ids = sorted(set(self.by_key.get(name_key(clean_line(name)), [])) | ({name} & self._ids.keys()))
+        return [dict(r) for r in self._rows_of(ids)] if ids else []
 
 
 class Preread:
@@ -525,48 +545,10 @@ def preread(read: Preread) -> Iterator[None]:
         _PREREAD.reset(token)
 
 
-class DatasheetNames:
-    """The datasheets of a database looked up by name as ``DatasheetIndex`` looks them up, reading
-    only what a lookup needs: the id and name of every datasheet (one narrow query), then the whole
-    rows of the matches alone (one more). What a command that looks up a name or two uses: reading
-    every column of every datasheet into dicts, and the key of every row, took most of the first
-    lookup (about 50 ms over the full database)."""
-
-    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
-        self._con = con
-        self._ids: dict[str, str] = dict(con.execute("SELECT datasheet_id, name FROM datasheets").fetchall())
-        self._by_key: dict[str, list[str]] | None = None
-
-    @property
-    def names(self) -> list[str]:
-        """Every datasheet name once, sorted (for the close names of a miss)."""
-        return sorted(set(self._ids.values()))
-
-    def named(self, name: str) -> list[dict[str, Any]]:
-        """The datasheets whose id is ``name`` or whose name reads as ``name`` (``name_key``), as
-        ``DatasheetIndex.named`` gives them (copies, ordered by datasheet id)."""
-        if self._by_key is None:
-            by_key: dict[str, list[str]] = {}
-            for text in set(self._ids.values()):
-                by_key.setdefault(name_key(text), []).append(text)
-            self._by_key = by_key
-        wanted = set(self._by_key.get(name_key(clean_line(name)), ()))
-        ids = sorted(i for i, text in self._ids.items() if text in wanted)
-        if name in self._ids and name not in ids:
-            ids.append(name)
-        if not ids:
-            return []
-        marks = ", ".join("?" for _ in ids)
-        rows = _rows(self._con.execute(f"SELECT * FROM datasheets WHERE datasheet_id IN ({marks})", ids))
-        order = {i: n for n, i in enumerate(ids)}
-        return sorted(rows, key=lambda r: order[r["datasheet_id"]])
-
-
-def datasheet_index(con: duckdb.DuckDBPyConnection) -> DatasheetIndex | DatasheetNames:
-    """The datasheets by name: the preread one (``preread``), or the narrow lookup of
-    ``DatasheetNames`` over ``con``."""
+def datasheet_index(con: duckdb.DuckDBPyConnection) -> DatasheetIndex:
+    """The datasheets by name: the preread one (``preread``), or the narrow index of ``con``."""
     read = _PREREAD.get()
-    return read.datasheets if read is not None else DatasheetNames(con)
+    return read.datasheets if read is not None else DatasheetIndex.narrow(con)
 
 
 def find_datasheet(
