@@ -13,6 +13,9 @@ import gc
 import importlib
 import signal
 import sys
+from typing import Callable, TypeVar
+
+T = TypeVar("T")
 
 
 def main() -> None:
@@ -30,36 +33,45 @@ def main() -> None:
             sys.exit(0)
     if sys.argv[1:2] == ["attack"]:
         _attack(sys.argv[2:])
-    pressed: list[int] = []
-    previous = signal.signal(signal.SIGINT, lambda signum, _frame: pressed.append(signum))
-    try:
+
+    def load():
         from pipeline import cli
 
         module = cli.command_module(sys.argv[1:])
         if module is not None:  # only the command that runs is loaded
             importlib.import_module(module)
+        return cli
+
+    _held_ctrl_c(load).main()
+
+
+def _held_ctrl_c(load: Callable[[], T]) -> T:
+    """``load()`` (imports) with Ctrl-C held back: pressed meanwhile, it ends the program once
+    ``load`` is done, with the one line ``INTERRUPTED`` and exit status 130."""
+    pressed: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, _frame: pressed.append(signum))
+    try:
+        loaded = load()
     finally:
         signal.signal(signal.SIGINT, previous)
     if pressed:
-        print(cli.INTERRUPTED, file=sys.stderr)
+        from pipeline.commands import INTERRUPTED
+
+        print(INTERRUPTED, file=sys.stderr)
         sys.exit(130)
-    cli.main()
+    return loaded
 
 
 def _attack(argv: list[str]) -> None:
     """``wh40k attack`` on a plain command line, without typer (``attack_command.run_plain``):
     exits with its status; returns when the command line must parse ``argv`` itself (its help,
     a usage error). Ctrl-C is held while the command's modules load, as in ``main``."""
-    pressed: list[int] = []
-    previous = signal.signal(signal.SIGINT, lambda signum, _frame: pressed.append(signum))
-    try:
+    def load():
         from pipeline.cli.attack_command import run_plain
-        from pipeline.commands import INTERRUPTED
-    finally:
-        signal.signal(signal.SIGINT, previous)
-    if pressed:
-        print(INTERRUPTED, file=sys.stderr)
-        sys.exit(130)
+
+        return run_plain
+
+    run_plain = _held_ctrl_c(load)
     try:
         status = run_plain(argv)
     finally:
