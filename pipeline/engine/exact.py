@@ -2200,22 +2200,12 @@ def _mortal_powers(damage_bytes: bytes, models: int, wounds: int, size: int) -> 
 
 
 def _stacked_powers(T: np.ndarray, size: int) -> np.ndarray:
-    """``[T^0, ..., T^(size - 1)]`` (shape (size, S, S)) by doubling: one 2-D product per doubling.
+    """``[T^0, ..., T^(size - 1)]`` (shape (size, S, S)): ``_powers`` of the identity.
 
     >>> _stacked_powers(np.array([[0.5, 0.5], [0.0, 1.0]]), 3)[2].tolist()
     [[0.25, 0.75], [0.0, 1.0]]
     """
-    S = T.shape[0]
-    out = np.empty((size, S, S))
-    out[0] = np.eye(S)
-    done, step = 1, T
-    while done < size:
-        take = min(done, size - done)
-        np.matmul(out[:take].reshape(-1, S), step, out=out[done : done + take].reshape(-1, S))
-        done += take
-        if done < size:
-            step = step @ step
-    return out
+    return _powers(np.eye(T.shape[0]), T, size - 1)
 
 
 @lru_cache(maxsize=32)  # at most 32 x 512 KiB
@@ -2449,7 +2439,7 @@ def chain_work(plans: Sequence["_Plan"], target: Target) -> int:
 def _chain_method(plans: tuple["_Plan", ...], models: int, wounds: int) -> tuple[bool, int]:
     """(whether ``_chain`` takes the kill counts, its work) for ``plans`` (kept: plans are
     compared by identity and each kept plan is made once per weapon, target and context)."""
-    target = Target(toughness=1, save=None, wounds=wounds, models=models)
+    target = _sized_target(models, wounds)
     # the kill counts read each plan's events as streams (``_streams``): not a re-rolled Damage roll
     if _pending_groups(plans, target) >= 1 and all(plan.damage_reroll is None for plan in plans):
         by_kills, pending = _kill_counts_work(plans, target), _pending_work(plans, target)
