@@ -31,7 +31,6 @@ chain's pending counts may be less work).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from math import comb
 from typing import Sequence
 
 import numpy as np
@@ -217,13 +216,15 @@ def _unit_move(H: np.ndarray, c: float, C: np.ndarray, outcome: np.ndarray, X: M
 
 def _thinned_axis(outcome: np.ndarray, keep: float, axis: int) -> np.ndarray:
     """``outcome`` with each of its events along ``axis`` kept with probability ``keep`` (the
-    binomial thinning of the count of that axis)."""
-    size = outcome.shape[axis]
-    thin = np.zeros((size, size))  # thin[n, m] = P(m of n events kept)
-    for n in range(size):
-        for m in range(n + 1):
-            thin[n, m] = comb(n, m) * keep ** m * (1.0 - keep) ** (n - m)
-    return np.tensordot(thin, outcome, axes=([0], [axis])) if axis == 0 else outcome @ thin
+    binomial thinning of the count of that axis, by the exact engine's binomial table).
+
+    >>> _thinned_axis(np.array([[0.5, 0.5]]), 0.5, 1).tolist()
+    [[0.75, 0.25]]
+    """
+    from pipeline.engine.exact import _binomial_matrix  # (exact imports this module)
+
+    thin = _binomial_matrix(outcome.shape[axis] - 1, keep)  # thin[n, m] = P(m of n events kept)
+    return thin.T @ outcome if axis == 0 else outcome @ thin
 
 
 def _without_null_events(stream: Stream) -> Stream:
