@@ -27,13 +27,10 @@ from pipeline.tempfiles import temp_path
 from schemas.catalog import (  # noqa: F401  (VIEWS_FILE: re-exported)
     VIEWS_FILE, column_values, declared_tables, duckdb_create_statements, schema_version, view_statements,
 )
-from schemas.records import ALL_RECORDS, Record, SchemaInfo
+from schemas.records import RECORD_OF_TABLE, Record, SchemaInfo
 
 if TYPE_CHECKING:  # SQLAlchemy is imported by the SQLite and PostgreSQL loads only
     import sqlalchemy as sa
-
-#: The record class of each table, in load order.
-RECORD_OF_TABLE: dict[str, type[Record]] = {rec.__table__: rec for rec in ALL_RECORDS}
 
 #: What DuckDB's error says when a signal (Ctrl-C, SIGTERM) stopped the query it was running.
 _DUCKDB_INTERRUPTED = "Query interrupted"

@@ -870,3 +870,6 @@ ALL_RECORDS: tuple[type[Record], ...] = (
     MatchupTarget,
     Matchup,
 )
+
+#: The record class of each table, in load order.
+RECORD_OF_TABLE: dict[str, type[Record]] = {rec.__table__: rec for rec in ALL_RECORDS}

@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from pydantic import BaseModel
 
 from schemas.catalog import column_specs, column_values, row_of  # noqa: F401  (the last two: re-exported)
-from schemas.records import ALL_RECORDS, Record, key_getter  # noqa: F401  (key_getter: re-exported)
+from schemas.records import ALL_RECORDS, RECORD_OF_TABLE, Record, key_getter  # noqa: F401  (RECORD_OF_TABLE, key_getter: re-exported)
 
 metadata = sa.MetaData()
 
@@ -36,4 +36,3 @@ def columns_of(record: type[BaseModel]) -> list[sa.Column]:
 TABLES: dict[str, sa.Table] = {
     rec.__table__: sa.Table(rec.__table__, metadata, *columns_of(rec)) for rec in ALL_RECORDS
 }
-RECORD_OF_TABLE: dict[str, type[Record]] = {rec.__table__: rec for rec in ALL_RECORDS}
