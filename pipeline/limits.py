@@ -82,9 +82,15 @@ MAX_SQL_SECONDS = 60
 #: crafted query (a cross join of two huge ranges, an ORDER BY of millions of long strings) fails
 #: with DuckDB's "Out of Memory" error instead of taking the machine's memory. The whole database
 #: is some 50 MB; no command of the project needs more than a few hundred MB. DuckDB does not
-#: count one huge value (``repeat('x', 2000000000)``) against it: ``MAX_SQL_OUTPUT_BYTES`` and the
-#: time limit bound what such a value costs to show.
+#: count one huge value (``repeat('x', 2000000000)``) against it: ``MAX_SQL_ADDRESS_SPACE`` does.
 MAX_SQL_MEMORY = "1.0 GiB"
+
+#: Bytes of address space one ``wh40k sql`` call (DuckDB's ``run_sql``) may add to the process,
+#: over what it holds when the call starts: the operating system's limit (``RLIMIT_AS``) while the
+#: query runs, for what ``MAX_SQL_MEMORY`` does not count (one huge value: ``repeat('x',
+#: 2000000000)`` fails with "Out of Memory" in 0.1 s, where it took 16 s and 4 GB). One and a
+#: half times ``MAX_SQL_MEMORY``: DuckDB's buffers, its threads' stacks and the fetched rows fit.
+MAX_SQL_ADDRESS_SPACE = 3 << 29
 
 #: DuckDB's ``threads`` on every connection that reads a database (the machine may be shared).
 MAX_SQL_THREADS = 2

@@ -22,7 +22,8 @@ from pipeline.database import (  # noqa: F401  (DEFAULT_DB, open_database: re-ex
 )
 from pipeline.errors import DatabaseError, InputError, NotFoundError
 from pipeline.limits import (
-    MAX_NAME_LENGTH, MAX_SQL_MEMORY, MAX_SQL_OUTPUT_BYTES, MAX_SQL_ROWS, MAX_SQL_SECONDS, check_name,
+    MAX_NAME_LENGTH, MAX_SQL_ADDRESS_SPACE, MAX_SQL_MEMORY, MAX_SQL_OUTPUT_BYTES, MAX_SQL_ROWS, MAX_SQL_SECONDS,
+    check_name,
 )
 from pipeline.normalise.names import name_key
 from pipeline.normalise.text import clean_line, slug
@@ -217,22 +218,16 @@ def run_sql(con: duckdb.DuckDBPyConnection, statement: str) -> Rows:
     timer.daemon = True
     timer.start()
     try:
-        cursor = None
-        for st in statements:
-            cursor = con.execute(st.query)
-        if cursor is None:
-            return Rows()
-        names = [d[0] for d in cursor.description or []]
-        fetched = cursor.fetchmany(MAX_SQL_ROWS + 1)
-        if len(fetched) > MAX_SQL_ROWS:
-            raise DatabaseError(f"the query gives more than {MAX_SQL_ROWS:,} rows (the limit of one sql call); "
-                                "narrow it or add a LIMIT")
-        return sql_rows(names, fetched)
+        with address_space_limit(MAX_SQL_ADDRESS_SPACE):
+            return _run_statements(con, statements)
     except duckdb.InterruptException:
         if timer.is_alive():
             raise KeyboardInterrupt from None  # the user's Ctrl-C, not the time limit
         raise DatabaseError(f"the query ran past {MAX_SQL_SECONDS} s (the limit of one sql call) and was "
                             "stopped; narrow it or add a LIMIT") from None
+    except MemoryError:  # Python's side (the fetched rows) past ``address_space_limit``
+        raise DatabaseError(f"SQL failed: out of memory; the query needs more than the {MAX_SQL_MEMORY} one sql "
+                            "call may use: narrow it or add a LIMIT") from None
     except duckdb.Error as exc:
         damaged = not isinstance(exc, duckdb.PermissionException) and database_failure(exc)
         if damaged:
@@ -244,6 +239,64 @@ def run_sql(con: duckdb.DuckDBPyConnection, statement: str) -> Rows:
     finally:
         timer.cancel()
         timer.join()  # gone before the caller goes on (a live timer thread at exit aborted the process)
+
+
+def _run_statements(con: duckdb.DuckDBPyConnection, statements: list) -> Rows:
+    """The work of ``run_sql``: every statement run, the last one's rows fetched."""
+    cursor = None
+    for st in statements:
+        cursor = con.execute(st.query)
+    if cursor is None:
+        return Rows()
+    names = [d[0] for d in cursor.description or []]
+    fetched = cursor.fetchmany(MAX_SQL_ROWS + 1)
+    if len(fetched) > MAX_SQL_ROWS:
+        raise DatabaseError(f"the query gives more than {MAX_SQL_ROWS:,} rows (the limit of one sql call); "
+                            "narrow it or add a LIMIT")
+    return sql_rows(names, fetched)
+
+
+_ADDRESS_SPACE_LOCK = threading.Lock()
+_address_space_users = 0
+_address_space_before: tuple[int, int] | None = None
+
+
+@contextmanager
+def address_space_limit(extra_bytes: int) -> Iterator[None]:
+    """While the block runs, the process may map at most ``extra_bytes`` more than it has mapped
+    when the block starts (``RLIMIT_AS``, soft limit; the limit the process had is restored at the
+    end): an allocation past it fails (DuckDB: "Out of Memory", Python: ``MemoryError``) instead of
+    taking the machine's memory. Blocks in several threads at once share the limit of the first
+    (the last to leave restores it); a lower limit the process already has is kept. Does nothing
+    where ``/proc/self/statm`` or ``RLIMIT_AS`` is not there (not Linux)."""
+    global _address_space_users, _address_space_before
+    import resource
+
+    with _ADDRESS_SPACE_LOCK:
+        if _address_space_users == 0:
+            try:
+                with open("/proc/self/statm") as statm:
+                    mapped = int(statm.read().split()[0]) * resource.getpagesize()
+                before = resource.getrlimit(resource.RLIMIT_AS)
+            except (OSError, ValueError, AttributeError):
+                before = None
+            if before is not None:
+                soft, hard = before
+                limit = mapped + extra_bytes
+                for bound in (soft, hard):
+                    if bound != resource.RLIM_INFINITY:
+                        limit = min(limit, bound)
+                resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+            _address_space_before = before
+        _address_space_users += 1
+    try:
+        yield
+    finally:
+        with _ADDRESS_SPACE_LOCK:
+            _address_space_users -= 1
+            if _address_space_users == 0 and _address_space_before is not None:
+                resource.setrlimit(resource.RLIMIT_AS, _address_space_before)
+                _address_space_before = None
 
 
 def unique_columns(names: list[str]) -> list[str]:

@@ -133,6 +133,48 @@ def test_out_of_memory_names_the_limit_not_a_setting(db):
     assert "SET " not in str(caught.value)
 
 
+def test_one_huge_value_fails_at_the_address_space_limit_and_the_limit_is_restored(db):
+    # DuckDB's memory_limit does not count one value: repeat('x', 2e9) took 16 s and 4 GB
+    import resource
+
+    before = resource.getrlimit(resource.RLIMIT_AS)
+    con = query.open_database(db)
+    for huge in ("SELECT length(repeat('x', 2000000000))",
+                 "SELECT max(length(repeat('x', 100000000 + i))) FROM range(40) t(i)"):  # 40 values of 100 MB
+        with pytest.raises(DatabaseError) as caught:
+            query.run_sql(con, huge)
+        assert str(caught.value).startswith("SQL failed: Out of Memory Error: Failed to allocate ")
+        assert resource.getrlimit(resource.RLIMIT_AS) == before
+    assert query.run_sql(con, "SELECT length(repeat('x', 100000000)) AS n") == [{"n": 100_000_000}]
+    assert resource.getrlimit(resource.RLIMIT_AS) == before
+
+
+def test_the_address_space_limit_of_threads_at_once_is_the_first_ones_and_the_last_restores_it():
+    import resource
+    import threading
+
+    before = resource.getrlimit(resource.RLIMIT_AS)
+    inside, leave = threading.Barrier(2), threading.Event()
+    seen = []
+
+    def hold():
+        with query.address_space_limit(1 << 30):
+            seen.append(resource.getrlimit(resource.RLIMIT_AS))
+            inside.wait()
+            leave.wait()
+
+    other = threading.Thread(target=hold)
+    other.start()
+    with query.address_space_limit(1 << 30):
+        inside.wait()
+        seen.append(resource.getrlimit(resource.RLIMIT_AS))
+    assert resource.getrlimit(resource.RLIMIT_AS) == seen[0] != before  # the other block still runs
+    leave.set()
+    other.join()
+    assert seen[0] == seen[1] and seen[0][0] != resource.RLIM_INFINITY
+    assert resource.getrlimit(resource.RLIMIT_AS) == before
+
+
 def test_the_time_limit_holds_while_the_output_is_rendered(db, capsys, monkeypatch):
     import pipeline.cli.output as output
 
