@@ -192,6 +192,10 @@ def test_the_time_limit_holds_while_the_output_is_rendered(db, capsys, monkeypat
      "Error: --phase: 'bogus' is not one of 'shooting', 'fight'; see `wh40k attack --help`\n"),
     (["attack", "Intercessor Squad", "--target", "MEQ", "--models", "abc"],
      "Error: --models: not a whole number; see `wh40k attack --help`\n"),
+    (["attack", "Intercessor Squad", "--target", "MEQ", "--moved=-1"],
+     "Error: --moved: give a number of 0 or more; see `wh40k attack --help`\n"),
+    (["attack", "Intercessor Squad", "--target", "MEQ", "--moved", "nan"],  # nan is under no minimum either
+     "Error: --moved: give a number of 0 or more; see `wh40k attack --help`\n"),
     (["sql", "-- only comment"],
      "Error: '-- only comment' is not an option; for text that starts with '-', give the options first, then -- "
      "and the text (wh40k sql --db FILE -- \"-- ...\")\n"),

@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import gc
 import importlib
+import re
 import sys
 
 from pipeline.commands import APP_HELP, COMMANDS, INTERRUPTED  # noqa: F401  (the table of commands)
@@ -200,6 +201,8 @@ def usage_message(exc: ClickException) -> str:
         text = exc.message.removeprefix("Value error, ").rstrip(".")
         text = text.replace("Input should be a valid integer, unable to parse string as an integer", "not a whole number")
         text = text.replace("Input should be a valid number, unable to parse string as a number", "not a number")
+        # a number under the option's minimum, or nan (which is no number of the range either)
+        text = re.sub(r"^Input should be greater than or equal to (\S+)$", r"give a number of \1 or more", text)
         message = f"{name}: {text}"
     ctx = getattr(exc, "ctx", None)
     if ctx is not None and ctx.command_path:
