@@ -43,12 +43,14 @@ GRID_TARGETS = ((500, 1), (250, 2), (50, 10), (20, 25), (5, 100), (2, 250), (1, 
 
 def devastating_grid(models: int, wounds: int) -> list[tuple[str, list[Weapon], Target]]:
     """The heaviest Devastating Wounds cases against ``models`` x W``wounds`` (Feel No Pain 5+):
-    four weapons of different Damage (1, 2, 3, D6) of the most attacks, and two (D3, D6) of the
-    most attacks with Lethal Hits and Sustained Hits 1."""
+    two and four weapons of different Damage (1, 2; 1, 2, 3, D6) of the most attacks, and two (D3,
+    D6) of the most attacks with Lethal Hits and Sustained Hits 1."""
     target = Target(toughness=4, save=3, wounds=wounds, models=models, feel_no_pain=5,
                     name=f"{models} x W{wounds} FNP5+")
     lethal = limits.MAX_ATTACKS_LETHAL_DEVASTATING
     return [
+        (f"2 DW weapons of {MOST} attacks, Damage 1, 2, vs {target.name}",
+         [weapon(f"dw{d}", damage=d, models=MOST, devastating_wounds=True) for d in ("1", "2")], target),
         (f"4 DW weapons of {MOST} attacks, Damage 1, 2, 3, D6, vs {target.name}",
          [weapon(f"dw{d}", damage=d, models=MOST, devastating_wounds=True) for d in ("1", "2", "3", "D6")], target),
         (f"2 DW weapons of {lethal} attacks, Damage D3, D6, Lethal Hits, Sustained Hits 1, vs {target.name}",

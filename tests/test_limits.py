@@ -117,17 +117,17 @@ def test_the_engine_work_of_one_attack_has_a_limit():
     big = Target(toughness=4, save=3, wounds=500, models=1, name="1 x W500")
     weapons = [boltgun(name=f"w{i}", attacks=dice("1"), models=1000) for i in range(4)]
     assert exact.resolve(weapons, big).damage.mean == pytest.approx(4 * 1000 * 2 / 3 * 1 / 2 * 1 / 3, abs=1e-9)
-    # two Devastating Wounds weapons of different Damage against 500 wounds: against 250 x W2 and
-    # 20 x W25 the kill counts resolve them (tests/engine/test_kill_counts.py); against 5 x W100
-    # both the pending counts of the main chain (a product of two) and the kill counts (a tensor of
-    # W^3 x models cells) are too much work
+    # Devastating Wounds weapons of different Damage against 500 wounds: two resolve against every
+    # shape (the kill counts, or the last weapon's count expanded: tests/engine/test_last_expanded.py);
+    # three against 5 x W100 are too much work for every method (pending counts: a product of
+    # three; kill counts: a tensor of W^3 x models cells; the last expanded: a product of two)
     devastating = [boltgun(name=f"d{d}", attacks=dice("1"), damage=dice(d), models=1000, devastating_wounds=True)
-                   for d in "12"]
-    assert exact.resolve(devastating, Target(toughness=4, save=3, wounds=2, models=250)).models_destroyed.pmf.size == 251
+                   for d in "123"]
+    assert exact.resolve(devastating[:2], Target(toughness=4, save=3, wounds=2, models=250)).models_destroyed.pmf.size == 251
     with pytest.raises(InputError) as err:
         exact.resolve(devastating, Target(toughness=4, save=3, wounds=100, models=5, name="5 x W100"))
     assert str(err.value) == (
-        "this attack needs about 2.4e+10 steps of the exact engine: at most 6e+09 in one attack (2 weapon profiles "
+        "this attack needs about 3.5e+10 steps of the exact engine: at most 6e+09 in one attack (3 weapon profiles "
         "against 5 x W100); resolve fewer weapons or models at once, a smaller target, or simulate it (pipeline.engine.simulate.simulate)")
 
 

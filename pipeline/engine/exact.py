@@ -108,8 +108,10 @@ transition share one pending count (their total is all that matters). Where pend
 be carried (two or more multiply: Devastating Wounds weapons of different Damage), the chain is
 resolved by kill counts instead (``pipeline.engine.kill_counts``: the walk of the wounded model's
 damage, joined where the devastating events start, with the models destroyed counted, each event
-applied along its walk's axis; linear in the attacks, whatever the number of weapons) when that is
-less work (``_chain_method``). A count's upper tail of at most 1e-15 is cut and its mass
+applied along its walk's axis; linear in the attacks, whatever the number of weapons), or, for a
+last weapon with Devastating Wounds, with that weapon's unsaved count expanded instead of its
+pending count carried (``pipeline.engine.last_expanded``: two such weapons against a few models of
+many Wounds), whichever is the least work (``_chain_method``). A count's upper tail of at most 1e-15 is cut and its mass
 put on the last kept value (``_truncated``), or, for a pending count, on "every model destroyed",
 so every pmf still sums to 1 and no probability moves by more than 1e-15 per weapon.
 
@@ -2010,9 +2012,14 @@ def _chain_state(plans: tuple[_Plan, ...], models: int, wounds: int) -> tuple[np
     # no pending count, or one in a small chain: never the kill counts (``_chain_method``), whose
     # choice is then not worked out (a few microseconds saved on every small attack)
     groups = _pending_groups(plans, target)
-    if groups and (groups >= 2 or _chain_work_bound(plans, target) > _SMALL_CHAIN_WORK) \
-            and _by_kill_counts(plans, target):
-        return kill_counts.allocate(_streams(plans), models, wounds), True
+    if groups and (groups >= 2 or _chain_work_bound(plans, target) > _SMALL_CHAIN_WORK):
+        method = _chain_by(plans, target)
+        if method == "kill counts":
+            return kill_counts.allocate(_streams(plans), models, wounds), True
+        if method == "last expanded":
+            from pipeline.engine import last_expanded
+
+            return last_expanded.allocate(_streams(plans), models, wounds), True
     X = _initial_state(target)[None, :]  # (M, S): M indexes the pending devastating counts
     pending: list[tuple[int, np.ndarray]] = []
     for plan in plans:
@@ -2094,10 +2101,11 @@ def _pending_groups(plans: Sequence[_Plan], target: Target) -> int:
     return groups
 
 
-def _by_kill_counts(plans: Sequence[_Plan], target: Target) -> bool:
-    """Whether the chain is resolved by ``kill_counts`` rather than by pending counts: when a
-    pending count would be carried (two or more multiply: their product grows with the attacks of
-    each) and the kill counts take less work (``_chain_method``)."""
+def _chain_by(plans: Sequence[_Plan], target: Target) -> str:
+    """How the chain is resolved where a pending count would be carried (two or more multiply:
+    their product grows with the attacks of each): "pending counts" (the main chain), "kill counts"
+    (``kill_counts``) or "last expanded" (``last_expanded``), whichever takes the least work
+    (``_chain_method``)."""
     return _chain_method(tuple(plans), target.models, target.wounds)[0]
 
 
@@ -2431,22 +2439,32 @@ def _check_weapon_limits(w: Weapon, target: Target, context: Context) -> None:
 def chain_work(plans: Sequence["_Plan"], target: Target) -> int:
     """Multiply-adds of the allocation chain (``_chain``) for ``plans`` against ``target``, as
     estimated before it runs: that of the main chain (``_pending_work``), or of the kill counts
-    (``kill_counts.work``) where ``_chain`` takes them. Kept per (plans, target size)."""
+    (``kill_counts.work``) or the last weapon's count expanded (``last_expanded.work``) where
+    ``_chain`` takes them. Kept per (plans, target size)."""
     return _chain_method(tuple(plans), target.models, target.wounds)[1]
 
 
 @lru_cache(maxsize=1024)
-def _chain_method(plans: tuple["_Plan", ...], models: int, wounds: int) -> tuple[bool, int]:
-    """(whether ``_chain`` takes the kill counts, its work) for ``plans`` (kept: plans are
-    compared by identity and each kept plan is made once per weapon, target and context)."""
+def _chain_method(plans: tuple["_Plan", ...], models: int, wounds: int) -> tuple[str, int]:
+    """(how ``_chain`` resolves ``plans``: ``_chain_by``, its work) (kept: plans are compared by
+    identity and each kept plan is made once per weapon, target and context)."""
     target = _sized_target(models, wounds)
     # the kill counts read each plan's events as streams (``_streams``): not a re-rolled Damage roll
     if _pending_groups(plans, target) >= 1 and all(plan.damage_reroll is None for plan in plans):
-        by_kills, pending = _kill_counts_work(plans, target), _pending_work(plans, target)
-        if by_kills < pending:
-            return True, by_kills
-        return False, pending
-    return False, _pending_work(plans, target)
+        options = [(_pending_work(plans, target), "pending counts"), (_kill_counts_work(plans, target), "kill counts")]
+        if _pending_groups(plans, target) >= 2:
+            options.append((_last_expanded_work(plans, target), "last expanded"))
+        work, method = min(options, key=lambda option: option[0])
+        return method, work
+    return "pending counts", _pending_work(plans, target)
+
+
+def _last_expanded_work(plans: Sequence["_Plan"], target: Target) -> int:
+    """The work of ``last_expanded.allocate`` for ``plans`` in multiply-adds of the main chain
+    (as ``_kill_counts_work``); far over any limit where it does not apply."""
+    from pipeline.engine import last_expanded
+
+    return last_expanded.work(_streams(plans), target.models, target.wounds) // kill_counts.STEPS_PER_MULTIPLY_ADD
 
 
 def _pending_work(plans: Sequence["_Plan"], target: Target) -> int:

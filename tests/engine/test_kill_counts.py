@@ -21,7 +21,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline.engine import exact, kill_counts
+from pipeline.engine import exact, kill_counts, last_expanded
 from pipeline.engine.profiles import Context, Target, Weapon
 from pipeline.engine.simulate import simulate_trials
 from pipeline.normalise.characteristics import dice
@@ -237,7 +237,11 @@ def test_two_devastating_weapons_of_different_damage_against_20_models_of_25_wou
     weapons = [Weapon(name=f"d{d}", attacks=dice("1"), skill=3, strength=4, armour_penetration=0, damage=dice(d),
                       models=1000, devastating_wounds=True) for d in "12"]
     plans = _plans(weapons, target, Context())
-    assert exact.chain_work(plans, target) == exact._kill_counts_work(plans, target) <= exact.limits.MAX_ENGINE_WORK
+    # the kill counts resolve it; the last weapon's count expanded (pipeline.engine.last_expanded) takes less
+    assert exact._kill_counts_work(plans, target) <= exact.limits.MAX_ENGINE_WORK
+    assert exact.chain_work(plans, target) == exact._last_expanded_work(plans, target) < exact._kill_counts_work(plans, target)
+    streams = exact._streams(plans)
+    assert np.max(np.abs(last_expanded.allocate(streams, 20, 25) - kill_counts.allocate(streams, 20, 25))) <= 1e-15
     result = exact.resolve(weapons, target)
     pmf = result.models_destroyed.pmf
     assert pmf.size == 21 and abs(pmf.sum() - 1.0) <= 1e-12
