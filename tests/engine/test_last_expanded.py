@@ -1,7 +1,7 @@
 """The allocation chain with the last weapon's unsaved count expanded (``pipeline.engine.last_expanded``).
 
-Forced on every attack of ``data/chain_reference.json`` where it applies (two or more weapons, the
-last and an earlier one with Devastating Wounds) it gives the engine's reference distribution of
+Forced on every attack of ``data/chain_reference.json`` it resolves (two or more weapons, the last
+with Devastating Wounds; the engine takes it where exactly one earlier weapon has them) it gives the engine's reference distribution of
 models destroyed to 1e-12 per count; on small random streams (hypothesis) it equals the direct
 enumeration of every count of every stream. The cases every other method refused for their work
 (Devastating Wounds weapons of Damage 1 and 2, 1,000 attacks each, against 5 x W100 and 2 x W250)
@@ -21,28 +21,39 @@ from pipeline.normalise.characteristics import dice
 from tests.engine.data.make_chain_reference import weapon_from
 from tests.engine.test_kill_counts import CASES, _enumerated, _plans, small_attacks
 
-APPLIES = [i for i, case in enumerate(CASES)
-           if last_expanded.applies(exact._streams(_plans([weapon_from(w) for w in case["weapons"]],
-                                                          Target(**case["target"]), Context(**case["context"]))))]
 
 
-def test_it_applies_to_some_reference_attacks_and_not_to_a_plain_last_weapon():
-    assert len(APPLIES) >= 20
+def _resolves(streams) -> bool:
+    """Whether ``last_expanded.allocate`` resolves ``streams`` (the last of two or more has
+    devastating events); the engine takes it only where ``applies`` (one earlier such stream)."""
+    return len(streams) >= 2 and streams[-1].outcome[:, 1:].any()
+
+
+STREAMS = [exact._streams(_plans([weapon_from(w) for w in case["weapons"]], Target(**case["target"]),
+                                 Context(**case["context"]))) for case in CASES]
+RESOLVED = [i for i, streams in enumerate(STREAMS) if _resolves(streams)]
+
+
+def test_it_is_taken_for_two_devastating_weapons_the_second_last():
+    assert sum(last_expanded.applies(streams) for streams in STREAMS) >= 20 and len(RESOLVED) >= 30
     d1 = np.array([0.0, 1.0])
     devastating = kill_counts.Stream(np.array([0.0, 1.0]), np.array([[0.5, 0.25], [0.25, 0.0]]), d1, d1)
     plain = kill_counts.Stream(np.array([0.0, 1.0]), np.array([[0.5], [0.5]]), d1, np.array([1.0]))
     assert last_expanded.applies([devastating, devastating]) and last_expanded.applies([plain, devastating, devastating])
+    assert last_expanded.applies([devastating, plain, devastating])
     assert not last_expanded.applies([devastating, plain]) and not last_expanded.applies([plain, devastating])
+    # three: the two earlier pending counts would multiply (the kill counts are linear in the attacks)
+    assert not last_expanded.applies([devastating] * 3)
+    assert last_expanded.work([devastating] * 3, 2, 2) == 1 << 62
     with pytest.raises(ValueError):
         last_expanded.allocate([devastating, plain], 2, 2)
 
 
-@pytest.mark.parametrize("index", APPLIES)
+@pytest.mark.parametrize("index", RESOLVED)
 def test_the_last_expanded_equals_the_reference_chain(index):
     case = CASES[index]
     target = Target(**case["target"])
-    plans = _plans([weapon_from(w) for w in case["weapons"]], target, Context(**case["context"]))
-    x = last_expanded.allocate(exact._streams(plans), target.models, target.wounds)
+    x = last_expanded.allocate(STREAMS[index], target.models, target.wounds)
     got, want = exact._models_pmf(x, target), np.array(case["models_destroyed"])
     assert got.size == want.size
     assert np.max(np.abs(got - want)) <= 1e-12, (got - want).tolist()
@@ -52,7 +63,7 @@ def test_the_last_expanded_equals_the_reference_chain(index):
 @given(small_attacks())
 def test_the_last_expanded_equals_the_enumeration(attack):
     streams, models, wounds = attack
-    if not last_expanded.applies(streams):
+    if not _resolves(streams):
         return
     assert np.max(np.abs(last_expanded.allocate(streams, models, wounds) - _enumerated(streams, models, wounds))) <= 1e-12
 
