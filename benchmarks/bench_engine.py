@@ -24,7 +24,9 @@ Run with ``python benchmarks/bench_engine.py`` (``make bench``). Prints figures,
     the reference target, with the exponent of a least-squares fit of log time on log attacks
     per path (1 is linear growth), two Devastating Wounds weapons of Damage 1 and 2 (half the
     attacks each, no plan kept) against the reference target and 250 x W2, and the 400-attack D6 case with Sustained Hits 1 and
-    Devastating Wounds with its peak memory (tracemalloc).
+    Devastating Wounds with its peak memory (tracemalloc); then 2, 3 and 4 Devastating Wounds
+    weapons of 1,000 attacks each against 20 x W25, and 2 against 5 x W100 and 2 x W250 (the last
+    weapon's count expanded), each with its time and peak memory.
 """
 
 from __future__ import annotations
@@ -225,6 +227,12 @@ MANY = Target(toughness=4, save=3, wounds=2, models=250, name="250 x W2")
 #: Devastating Wounds weapons of different Damage (the kill counts' largest tensor, W^3 x models).
 TOUGH = Target(toughness=4, save=3, wounds=25, models=20, name="20 x W25")
 
+#: Units of a few models of many Wounds for the rows of two Devastating Wounds weapons of
+#: different Damage that the last weapon's count expanded resolves (the kill counts' tensor and
+#: the main chain's two pending counts are 2.4e10 steps and more there).
+FEW_MANY_WOUNDS = (Target(toughness=4, save=3, wounds=100, models=5, name="5 x W100"),
+                   Target(toughness=4, save=3, wounds=250, models=2, name="2 x W250"))
+
 #: The Damage of each Devastating Wounds weapon in the rows of 2, 3 and 4 such weapons.
 SEVERAL_DAMAGE = {2: ("1", "2"), 3: ("1", "2", "3"), 4: ("1", "2", "3", "D6")}
 
@@ -373,6 +381,11 @@ def main() -> None:
         weapons = several_devastating(1000 * count, damages)
         seconds, cpu, peak = timed_with_peak(lambda: resolve(weapons, TOUGH, context))
         print(f"{count} DW weapons of 1,000 attacks, Damage {', '.join(damages)}, vs {TOUGH.name}: "
+              f"{seconds:.2f} s ({cpu:.2f} s CPU), peak {peak:.1f} MiB (tracemalloc)")
+    for few in FEW_MANY_WOUNDS:  # the last weapon's count expanded (pipeline.engine.last_expanded)
+        weapons = several_devastating(2000, ("1", "2"))
+        seconds, cpu, peak = timed_with_peak(lambda: resolve(weapons, few, context))
+        print(f"2 DW weapons of 1,000 attacks, Damage 1, 2, vs {few.name}: "
               f"{seconds:.2f} s ({cpu:.2f} s CPU), peak {peak:.1f} MiB (tracemalloc)")
 
 if __name__ == "__main__":
