@@ -115,10 +115,11 @@ def test_attack_json_imports_only_what_it_uses(db):
     assert commands == {"pipeline.cli.attack_command", "pipeline.cli.options", "pipeline.cli.failures",
                         "pipeline.cli.output"}
     assert not tops(modules) & {"typer", "click", "shellingham"}
-    # no parser, no fetch, no rule wordings without --explain, no rich for JSON (the records are
-    # imported by pipeline.effects, which reads the effects table's rows as schemas.records.Effect;
-    # the schema check itself does not need them: schemas.catalog.declared_tables is kept)
-    assert not tops(modules) & {"bs4", "lxml", "rich", "httpx", "sqlalchemy"}
+    # no parser, no fetch, no rule wordings without --explain, no rich for JSON; no pydantic: the
+    # engine's dice are schemas.dice.DiceExpr (a dataclass), the schema check reads the kept catalog
+    # (schemas.catalog.declared_tables), and a standard target reads no effects (schemas.records)
+    assert not tops(modules) & {"bs4", "lxml", "rich", "httpx", "sqlalchemy", "pydantic", "pydantic_core"}
+    assert not modules & {"schemas.records", "schemas.types"}
     assert not modules & {"pipeline.rules", "pipeline.fetch", "pipeline.extract", "pipeline.build"}
 
 
