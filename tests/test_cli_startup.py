@@ -120,6 +120,9 @@ def test_attack_json_imports_only_what_it_uses(db):
     # (schemas.catalog.declared_tables), and a standard target reads no effects (schemas.records)
     assert not tops(modules) & {"bs4", "lxml", "rich", "httpx", "sqlalchemy", "pydantic", "pydantic_core"}
     assert not modules & {"schemas.records", "schemas.types"}
+    # the unit engine (allocation model by model) is imported for a unit target only (resolve_unit:
+    # tests/lists, tests/engine/test_attack_full_data.py)
+    assert "pipeline.engine.units" not in modules
     assert not modules & {"pipeline.rules", "pipeline.fetch", "pipeline.extract", "pipeline.build"}
 
 
