@@ -249,3 +249,17 @@ def test_ctrl_c_in_a_plain_attack_is_one_line_and_status_130(db):
     _, err = run.communicate(timeout=60)
     assert run.returncode == 130
     assert err.strip().splitlines() == [INTERRUPTED]
+
+
+def test_a_plain_attack_runs_without_the_cyclic_collector_and_typer_with_it(db):
+    # pipeline.wh40k._attack: no collections over the ~30,000 objects loaded by a short process;
+    # a command line it leaves to typer (its help) gets the collector back
+    probe = _PROBE.replace("atexit.register(lambda: print(json.dumps(sorted(sys.modules)), file=sys.stderr))",
+                           "import gc; atexit.register(lambda: print(json.dumps(gc.isenabled()), file=sys.stderr))")
+    def collector(*args: str) -> bool:
+        out = subprocess.run([sys.executable, "-c", probe, json.dumps(args)], capture_output=True, text=True, cwd=ROOT)
+        assert out.returncode == 0, out.stderr
+        return json.loads(out.stderr.strip().splitlines()[-1])
+
+    assert collector("attack", "Battle Sisters Squad", "--target", "MEQ", "--format", "json", "--db", str(db)) is False
+    assert collector("attack", "--help") is True
