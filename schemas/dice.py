@@ -9,7 +9,7 @@ named types.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import MISSING, dataclass, fields
 from fractions import Fraction
 from typing import ClassVar
 
@@ -57,10 +57,15 @@ class DiceExpr:
     def model_construct(cls, **values) -> "DiceExpr":
         """A ``DiceExpr`` of ``values`` without its checks (as pydantic's ``model_construct``,
         kept from when this was a pydantic model): what a program may hand the engine, which
-        checks its dice again (``pipeline.engine.exact``)."""
+        checks its dice again (``pipeline.engine.exact``).
+
+        >>> DiceExpr.model_construct(text="D0", dice_count=1, dice_sides=0)
+        DiceExpr(text='D0', dice_count=1, dice_sides=0, modifier=0)
+        """
         expr = object.__new__(cls)
         for field in fields(cls):
-            object.__setattr__(expr, field.name, values.get(field.name, field.default))
+            if field.name in values or field.default is not MISSING:  # a field not given stays unset
+                object.__setattr__(expr, field.name, values.get(field.name, field.default))
         return expr
 
     @property
