@@ -113,7 +113,7 @@ def column_specs(record: type[BaseModel]) -> tuple[ColumnSpec, ...]:
 
 
 #: The files the declared tables are derived from: their digest names the cached catalog.
-CATALOG_SOURCES = tuple(Path(__file__).resolve().parent / name for name in ("records.py", "types.py", "catalog.py"))
+CATALOG_SOURCES = tuple(Path(__file__).resolve().parent / name for name in ("records.py", "types.py", "dice.py", "catalog.py"))
 
 
 @lru_cache(maxsize=1)

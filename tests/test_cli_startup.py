@@ -115,10 +115,14 @@ def test_attack_json_imports_only_what_it_uses(db):
     assert commands == {"pipeline.cli.attack_command", "pipeline.cli.options", "pipeline.cli.failures",
                         "pipeline.cli.output"}
     assert not tops(modules) & {"typer", "click", "shellingham"}
-    # no parser, no fetch, no rule wordings without --explain, no rich for JSON (the records are
-    # imported by pipeline.effects, which reads the effects table's rows as schemas.records.Effect;
-    # the schema check itself does not need them: schemas.catalog.declared_tables is kept)
-    assert not tops(modules) & {"bs4", "lxml", "rich", "httpx", "sqlalchemy"}
+    # no parser, no fetch, no rule wordings without --explain, no rich for JSON; no pydantic: the
+    # engine's dice are schemas.dice.DiceExpr (a dataclass), the schema check reads the kept catalog
+    # (schemas.catalog.declared_tables), and a standard target reads no effects (schemas.records)
+    assert not tops(modules) & {"bs4", "lxml", "rich", "httpx", "sqlalchemy", "pydantic", "pydantic_core"}
+    assert not modules & {"schemas.records", "schemas.types"}
+    # the unit engine (allocation model by model) is imported for a unit target only (resolve_unit:
+    # tests/lists, tests/engine/test_attack_full_data.py)
+    assert "pipeline.engine.units" not in modules
     assert not modules & {"pipeline.rules", "pipeline.fetch", "pipeline.extract", "pipeline.build"}
 
 
@@ -245,3 +249,17 @@ def test_ctrl_c_in_a_plain_attack_is_one_line_and_status_130(db):
     _, err = run.communicate(timeout=60)
     assert run.returncode == 130
     assert err.strip().splitlines() == [INTERRUPTED]
+
+
+def test_a_plain_attack_runs_without_the_cyclic_collector_and_typer_with_it(db):
+    # pipeline.wh40k._attack: no collections over the ~30,000 objects loaded by a short process;
+    # a command line it leaves to typer (its help) gets the collector back
+    probe = _PROBE.replace("atexit.register(lambda: print(json.dumps(sorted(sys.modules)), file=sys.stderr))",
+                           "import gc; atexit.register(lambda: print(json.dumps(gc.isenabled()), file=sys.stderr))")
+    def collector(*args: str) -> bool:
+        out = subprocess.run([sys.executable, "-c", probe, json.dumps(args)], capture_output=True, text=True, cwd=ROOT)
+        assert out.returncode == 0, out.stderr
+        return json.loads(out.stderr.strip().splitlines()[-1])
+
+    assert collector("attack", "Battle Sisters Squad", "--target", "MEQ", "--format", "json", "--db", str(db)) is False
+    assert collector("attack", "--help") is True

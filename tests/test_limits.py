@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 
 from pipeline import limits, query
 from pipeline.build import build
@@ -138,8 +138,11 @@ def test_more_weapons_than_the_limit_is_an_error():
 
 
 def test_a_die_of_0_sides():
-    with pytest.raises(ValidationError, match=r"dice expression 'D0': 1 dice of 0 sides; a die has at least 2 sides"):
+    with pytest.raises(ValueError, match=r"dice expression 'D0': 1 dice of 0 sides; a die has at least 2 sides"):
         DiceExpr(text="D0", dice_count=1, dice_sides=0, modifier=0)
+    # a record's dice field (pydantic validates the dataclass): the same check, as a ValidationError
+    with pytest.raises(ValidationError, match=r"dice expression 'D0': 1 dice of 0 sides; a die has at least 2 sides"):
+        TypeAdapter(DiceExpr).validate_python({"text": "D0", "dice_count": 1, "dice_sides": 0, "modifier": 0})
     with pytest.raises(NormaliseError, match=r"not a dice expression: 'D0'"):
         dice("D0")
     unvalidated = DiceExpr.model_construct(text="D0", dice_count=1, dice_sides=0, modifier=0)

@@ -56,6 +56,29 @@ def test_records_are_strict_and_frozen():
                kind="k", game_mode=None, version=None, version_date=None, origin="o", colour="red")
 
 
+def test_a_dice_field_is_validated_as_the_other_fields():
+    # DiceExpr is a dataclass (no pydantic for the engine); in a record pydantic validates it
+    from pydantic import ValidationError
+
+    from schemas.dice import DiceExpr
+
+    fields = dict(source_id="s", locator="line 1", datasheet_id="d", weapon_name="Boltgun", profile_name="",
+                  is_melee=False, range_inches=24, skill=3, strength=4, armour_penetration=0, damage=dice("1"),
+                  abilities_text="")
+    given = WeaponProfile(**fields, attacks={"text": "D3+1", "dice_count": "1", "dice_sides": 3, "modifier": 1})
+    assert given.attacks == dice("D3+1") == DiceExpr(text="D3+1", dice_count=1, dice_sides=3, modifier=1)
+    assert given.model_dump()["attacks"] == {"text": "D3+1", "dice_count": 1, "dice_sides": 3, "modifier": 1}
+    for bad in ({"text": "D3", "dice_count": 1, "dice_sides": 3, "modifier": 0, "colour": "red"},
+                {"text": "D1", "dice_count": 1, "dice_sides": 1, "modifier": 0},
+                {"text": "-D3", "dice_count": -1, "dice_sides": 3, "modifier": 0}):
+        with pytest.raises(ValidationError):
+            WeaponProfile(**fields, attacks=bad)
+    with pytest.raises(ValueError, match="dice_count '1' is not int"):
+        DiceExpr(text="1", dice_count="1", dice_sides=0)
+    with pytest.raises(AttributeError):
+        dice("D6").modifier = 1  # frozen
+
+
 def test_the_build_states_the_schema_version_of_the_declarations(tmp_path):
     from importlib.metadata import version
 

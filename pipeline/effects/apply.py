@@ -21,7 +21,7 @@ from pipeline.engine.profiles import Context, Target, Weapon, keyword_condition_
 from pipeline.errors import InputError
 from pipeline.normalise.characteristics import dice
 from schemas.records import Effect
-from schemas.types import DiceExpr
+from schemas.dice import DiceExpr
 
 _REROLL_RANK = {None: 0, "ones": 1, "failed": 2, "all": 3}
 #: The weapon abilities that act only on a Critical Hit / a Critical Wound.

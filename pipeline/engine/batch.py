@@ -111,7 +111,7 @@ def weapon_key(weapon: Weapon) -> Weapon:
     """What the attack reads of a weapon: the weapon without its name (a hashable Weapon).
 
     >>> from pipeline.engine.profiles import Weapon
-    >>> from schemas.types import DiceExpr
+    >>> from schemas.dice import DiceExpr
     >>> one = DiceExpr(text="1", dice_count=0, dice_sides=0, modifier=1)
     >>> a = Weapon(name="a", attacks=one, skill=3, strength=4, armour_penetration=0, damage=one)
     >>> weapon_key(a) == weapon_key(dataclasses.replace(a, name="b"))
@@ -139,7 +139,7 @@ def relevant_keywords(weapons: Sequence[Weapon]) -> frozenset[str]:
     keyword conditions (``profiles.keyword_condition_holds``: ``MONSTER/VEHICLE``, ``non-...``).
 
     >>> from pipeline.engine.profiles import Anti, Weapon
-    >>> from schemas.types import DiceExpr
+    >>> from schemas.dice import DiceExpr
     >>> one = DiceExpr(text="1", dice_count=0, dice_sides=0, modifier=1)
     >>> w = Weapon(name="w", attacks=one, skill=3, strength=4, armour_penetration=0, damage=one,
     ...            anti=(Anti("infantry", 4),), conditions=(("lethal_hits", "non-MONSTER/VEHICLE"),))

@@ -184,7 +184,7 @@ from pipeline.engine.declarations import EditionRules, capped, limit, rules_for
 from pipeline.engine.profiles import Anti, Context, Target, Weapon
 from pipeline.engine.result import AttackResult, Distribution, Step
 from pipeline.errors import InputError
-from schemas.types import DiceExpr
+from schemas.dice import DiceExpr
 
 #: Largest target chain (models x wounds + 1 states) the engine accepts.
 MAX_STATES = limits.MAX_TARGET_WOUNDS + 1

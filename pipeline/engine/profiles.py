@@ -13,7 +13,7 @@ from typing import Iterable, Literal
 
 from pipeline.normalise.characteristics import dice
 from pipeline.normalise.weapon_abilities import ParsedWeaponAbility
-from schemas.types import DiceExpr
+from schemas.dice import DiceExpr
 
 Reroll = Literal["ones", "failed", "all"]
 DamageReduction = Literal["one", "half"]
@@ -85,7 +85,7 @@ class Weapon:
         ability applies against VEHICLE targets; "non-MONSTER/VEHICLE": against targets that are
         neither).
 
-        >>> from schemas.types import DiceExpr
+        >>> from schemas.dice import DiceExpr
         >>> one = DiceExpr(text="1", dice_count=0, dice_sides=0, modifier=1)
         >>> w = Weapon(name="w", attacks=one, skill=4, strength=4, armour_penetration=0, damage=one,
         ...            lethal_hits=True, conditions=(("lethal_hits", "VEHICLE"),))

@@ -33,11 +33,11 @@ from pipeline.engine.from_db import Phase, attacker_weapons, loadout_item, match
 from pipeline.engine.inputs import STANDARD_PROFILES, parse_target, parse_weapon_profile
 from pipeline.engine.profiles import Context, Target, Weapon
 from pipeline.engine.result import AttackResult
-from pipeline.engine.units import UnitAttackResult
 from pipeline.errors import InputError, NotFoundError
 from pipeline.limits import check_name, limit_error
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the unit engine (pipeline.engine.units) is imported for a unit target only
+    from pipeline.engine.units import UnitAttackResult
     from pipeline.lists.attack_input import ListUnit
 
 _INLINE = re.compile(r"(?i)(^|\s)T\d+(\s|$)")

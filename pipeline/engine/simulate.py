@@ -128,7 +128,7 @@ from pipeline.engine.declarations import (EditionRules, capped, damage_reroll_be
 from pipeline.engine.profiles import Anti, Context, Reroll, Target, Weapon
 from pipeline.engine.result import STAGES, AttackResult, Distribution
 from pipeline.errors import InputError
-from schemas.types import DiceExpr
+from schemas.dice import DiceExpr
 
 #: Upper bound on the cells (trials x events) of one chunk's allocation matrix.
 _MAX_CELLS = 4_000_000
@@ -416,7 +416,7 @@ def has_benefit_of_cover(weapon: Weapon, target: Target, context: Context) -> bo
     Only ranged attacks without IGNORES COVER; ``context.cover`` in both editions, and in the 11th
     edition also a target with Stealth (24.33; one benefit, never two).
 
-    >>> from schemas.types import DiceExpr
+    >>> from schemas.dice import DiceExpr
     >>> one = DiceExpr(text="1", dice_count=0, dice_sides=0, modifier=1)
     >>> w = Weapon(name="w", attacks=one, skill=3, strength=4, armour_penetration=0, damage=one)
     >>> stealthy = Target(toughness=4, save=3, wounds=2, stealth=True)
@@ -448,7 +448,7 @@ def hit_roll_target(weapon: Weapon, target: Target, context: Context) -> tuple[i
     ``hit_modifier``, HEAVY). Raises ``ValueError`` for a weapon without a hit roll (a caller's
     bug: TORRENT attacks are resolved without one).
 
-    >>> from schemas.types import DiceExpr
+    >>> from schemas.dice import DiceExpr
     >>> one = DiceExpr(text="1", dice_count=0, dice_sides=0, modifier=1)
     >>> w = Weapon(name="w", attacks=one, skill=3, strength=4, armour_penetration=0, damage=one)
     >>> t = Target(toughness=4, save=3, wounds=2)
@@ -496,7 +496,7 @@ def hit_roll_fails_on_at_most(weapon: Weapon, context: Context) -> int:
     edition; 11th with Remained Stationary and the target visible to a friendly unit) or 1-5
     (11th, 10.07), as declared in ``indirect_fire``.
 
-    >>> from schemas.types import DiceExpr
+    >>> from schemas.dice import DiceExpr
     >>> one = DiceExpr(text="1", dice_count=0, dice_sides=0, modifier=1)
     >>> w = Weapon(name="w", attacks=one, skill=3, strength=4, armour_penetration=0, damage=one, indirect_fire=True)
     >>> [hit_roll_fails_on_at_most(w, Context(edition=e, indirect=True)) for e in (10, 11)]
@@ -518,7 +518,7 @@ def save_roll_target(weapon: Weapon, target: Target, context: Context) -> int:
     worsened by AP and the InSv (cover changes the BS instead). An unmodified 1 always fails, so
     the result is >= 2.
 
-    >>> from schemas.types import DiceExpr
+    >>> from schemas.dice import DiceExpr
     >>> one = DiceExpr(text="1", dice_count=0, dice_sides=0, modifier=1)
     >>> w = Weapon(name="w", attacks=one, skill=3, strength=4, armour_penetration=-1, damage=one)
     >>> save_roll_target(w, Target(toughness=4, save=3, wounds=2), Context(cover=True))
@@ -546,7 +546,7 @@ def blast_attacks(weapon: Weapon, target: Target, context: Context) -> int:
     """The attacks BLAST adds per model firing ``weapon``: 1 (10th edition) or X (11th edition,
     [BLAST X], 24.05) for every five models in the target unit, rounding down.
 
-    >>> from schemas.types import DiceExpr
+    >>> from schemas.dice import DiceExpr
     >>> one = DiceExpr(text="1", dice_count=0, dice_sides=0, modifier=1)
     >>> w = Weapon(name="w", attacks=one, skill=3, strength=4, armour_penetration=0, damage=one, blast=2)
     >>> t = Target(toughness=3, save=5, wounds=1, models=12)
@@ -564,7 +564,7 @@ def cleave_attacks(weapon: Weapon, target: Target, context: Context) -> int:
     at one target, as here): X for every five models in the target unit, rounding down; 0 in an
     edition without the ability.
 
-    >>> from schemas.types import DiceExpr
+    >>> from schemas.dice import DiceExpr
     >>> three = DiceExpr(text="3", dice_count=0, dice_sides=0, modifier=3)
     >>> w = Weapon(name="w", attacks=three, skill=3, strength=4, armour_penetration=0, damage=three, cleave=1)
     >>> cleave_attacks(w, Target(toughness=3, save=5, wounds=1, models=16), Context(edition=11))
@@ -735,7 +735,7 @@ def critical_wound_on(weapon: Weapon, target: Target, context: Context, anti: An
     ``anti`` (the attacker's choice, see ``attacker_choices``), by default the applicable one with
     the lowest threshold.
 
-    >>> from schemas.types import DiceExpr
+    >>> from schemas.dice import DiceExpr
     >>> one = DiceExpr(text="1", dice_count=0, dice_sides=0, modifier=1)
     >>> anti = (Anti("INFANTRY", 4), Anti("VEHICLE", 2), Anti("MONSTER", 3))
     >>> w = Weapon(name="w", attacks=one, skill=3, strength=4, armour_penetration=0, damage=one, anti=anti)

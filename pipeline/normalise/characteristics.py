@@ -17,7 +17,7 @@ from typing import NamedTuple
 from pipeline.errors import NormaliseError
 from pipeline.limits import MAX_NUMBER_DIGITS
 from pipeline.normalise.text import clean_line
-from schemas.types import DiceExpr
+from schemas.dice import DiceExpr
 
 #: A weapon table's title as Wahapedia prints it (case-folded: pages print ``Ranged weapons``,
 #: the page text ``RANGED WEAPONS``) -> ``is_melee``.

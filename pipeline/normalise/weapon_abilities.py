@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Literal, NamedTuple
 from pipeline.errors import NormaliseError
 from pipeline.normalise.characteristics import dice
 from pipeline.normalise.text import clean_line
-from schemas.types import DiceExpr
+from schemas.dice import DiceExpr
 
 if TYPE_CHECKING:  # the records (pydantic) are imported by the build, not by the attack engine
     from schemas.records import WeaponAbility
