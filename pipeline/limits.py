@@ -85,11 +85,13 @@ MAX_SQL_SECONDS = 60
 #: count one huge value (``repeat('x', 2000000000)``) against it: ``MAX_SQL_ADDRESS_SPACE`` does.
 MAX_SQL_MEMORY = "1.0 GiB"
 
-#: Bytes of address space one ``wh40k sql`` call (DuckDB's ``run_sql``) may add to the process,
-#: over what it holds when the call starts: the operating system's limit (``RLIMIT_AS``) while the
-#: query runs, for what ``MAX_SQL_MEMORY`` does not count (one huge value: ``repeat('x',
-#: 2000000000)`` fails with "Out of Memory" in 0.1 s, where it took 16 s and 4 GB). One and a
-#: half times ``MAX_SQL_MEMORY``: DuckDB's buffers, its threads' stacks and the fetched rows fit.
+#: Bytes of address space one statement of a ``wh40k sql`` call (DuckDB's ``run_sql``) may add to
+#: the process while it runs, over what the process holds when it starts: the operating system's
+#: limit (``RLIMIT_AS``), for what ``MAX_SQL_MEMORY`` does not count (one huge value:
+#: ``repeat('x', 2000000000)`` fails with "Out of Memory" in 0.1 s, where it took 16 s and 4 GB).
+#: One and a half times ``MAX_SQL_MEMORY``: DuckDB's buffers and its threads' stacks fit. The rows
+#: are fetched after it (``MAX_SQL_ROWS`` bounds them): DuckDB aborts the process when it cannot
+#: allocate the Python objects of a fetch.
 MAX_SQL_ADDRESS_SPACE = 3 << 29
 
 #: DuckDB's ``threads`` on every connection that reads a database (the machine may be shared).

@@ -218,14 +218,13 @@ def run_sql(con: duckdb.DuckDBPyConnection, statement: str) -> Rows:
     timer.daemon = True
     timer.start()
     try:
-        with address_space_limit(MAX_SQL_ADDRESS_SPACE):
-            return _run_statements(con, statements)
+        return _run_statements(con, statements)
     except duckdb.InterruptException:
         if timer.is_alive():
             raise KeyboardInterrupt from None  # the user's Ctrl-C, not the time limit
         raise DatabaseError(f"the query ran past {MAX_SQL_SECONDS} s (the limit of one sql call) and was "
                             "stopped; narrow it or add a LIMIT") from None
-    except MemoryError:  # Python's side (the fetched rows) past ``address_space_limit``
+    except MemoryError:  # Python's side of a statement past ``address_space_limit``
         raise DatabaseError(f"SQL failed: out of memory; the query needs more than the {MAX_SQL_MEMORY} one sql "
                             "call may use: narrow it or add a LIMIT") from None
     except duckdb.Error as exc:
@@ -245,7 +244,11 @@ def _run_statements(con: duckdb.DuckDBPyConnection, statements: list) -> Rows:
     """The work of ``run_sql``: every statement run, the last one's rows fetched."""
     cursor = None
     for st in statements:
-        cursor = con.execute(st.query)
+        # the statement runs (and its result is made) under the limit; the rows are fetched after
+        # it: DuckDB aborts the process when making Python objects fails ("Buffer::Buffer(): out
+        # of memory (unrecoverable error)"), so that part must not meet the limit
+        with address_space_limit(MAX_SQL_ADDRESS_SPACE):
+            cursor = con.execute(st.query)
     if cursor is None:
         return Rows()
     names = [d[0] for d in cursor.description or []]
