@@ -65,6 +65,7 @@ def slug(text: str) -> str:
 
 
 _BLOCK_TAGS = ("p", "div", "li", "tr", "ul", "ol", "table", "h1", "h2", "h3", "h4")
+_BLOCK_NAMES = frozenset(_BLOCK_TAGS)
 #: A fragment with one of these tags has line structure; without one it is a single run of text.
 _LINE_TAGS = re.compile(r"<\s*(?:br|p|div|li|tr|ul|ol|table|h[1-4])\b", re.IGNORECASE)
 
@@ -145,15 +146,38 @@ def _free(soup: Any) -> None:
 
 def _text_of(node: Any, fragment: str) -> str:
     """The clean text of a parsed ``fragment`` (its tree ``node``): with line structure, one line
-    per ``<br>`` and block element."""
-    if _LINE_TAGS.search(fragment):
-        for br in node.find_all("br"):
-            br.replace_with("\n")
-        for tag in node.find_all(_BLOCK_TAGS):
-            tag.insert_before("\n")
-            tag.insert_after("\n")
-    lines = (clean_line(line) for line in node.get_text().split("\n"))
-    return "\n".join(line for line in lines if line)
+    per ``<br>`` and block element.
+
+    One walk over the tree, reading it without changing it: the text is that of ``get_text()``
+    (the strings of the node's ``interesting_string_types``: no comments) after each ``<br>``
+    below the node was replaced by a line break and a line break put before and after each
+    block element below it, as when the fragment has line tags (``_LINE_TAGS``)."""
+    from bs4.element import NavigableString
+
+    types = node.interesting_string_types or node.MAIN_CONTENT_STRING_TYPES
+    lines = _LINE_TAGS.search(fragment) is not None
+    parts: list[str] = []
+    stack = [iter(node.contents)]
+    closing: list[bool] = [False]  # per open element: a line break after its last child
+    while stack:
+        child = next(stack[-1], None)
+        if child is None:
+            stack.pop()
+            if closing.pop():
+                parts.append("\n")
+        elif isinstance(child, NavigableString):
+            if type(child) in types:
+                parts.append(child)
+        elif lines and child.name == "br":
+            parts.append("\n")  # the <br> and whatever lxml put inside it
+        else:
+            block = lines and child.name in _BLOCK_NAMES
+            if block:
+                parts.append("\n")
+            stack.append(iter(child.contents))
+            closing.append(block)
+    cleaned = (clean_line(line) for line in "".join(parts).split("\n"))
+    return "\n".join(line for line in cleaned if line)
 
 
 def html_to_texts(fragments: Sequence[str]) -> list[str]:
