@@ -280,24 +280,24 @@ def _chunks_of(fragments: list[str], size: int) -> list[list[str]]:
     return [fragments[i : i + size] for i in range(0, len(fragments), size)]
 
 
-def _clean_from_the_back(
+def _clean_ahead(
     list_fragments: Callable[[], list[str]], chunk_size: int, claims: Any, results: Any
 ) -> None:
-    """Worker: list the fragments, then claim chunks from the last one backwards and send
-    ``(fragments, texts)`` for each, until a chunk is already claimed (the caller got there
-    first); then send ``None``. Ctrl-C is the caller's to handle: the worker ignores it. A worker
-    whose caller is gone (killed with SIGKILL) stops at the next chunk and exits without waiting
-    for its results to be read."""
+    """Worker: list the fragments, then claim each chunk not yet claimed, first to last, and send
+    ``(fragments, texts)`` for each (the chunks the caller claimed first are skipped: it is
+    cleaning them, or has); then send ``None``. Ctrl-C is the caller's to handle: the worker
+    ignores it. A worker whose caller is gone (killed with SIGKILL) stops at the next chunk and
+    exits without waiting for its results to be read."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     caller = os.getppid()
     try:
         chunks = _chunks_of(list_fragments(), chunk_size)
-        for k in range(min(len(chunks), len(claims)) - 1, -1, -1):
+        for k in range(min(len(chunks), len(claims))):
             if os.getppid() != caller:
                 break
             with claims.get_lock():
                 if claims[k] != _FREE:
-                    break
+                    continue
                 claims[k] = _WORKER
             results.put((k, chunks[k], html_to_texts(chunks[k])))
     finally:
@@ -359,10 +359,12 @@ class SharedHtmlCleaning(BatchedHtmlCleaning):
 
     The fragments come in the order the caller will need them and are cut into chunks of
     ``chunk_size``. A forked worker lists them itself (``list_fragments``, run in the worker, so
-    that the caller can go on meanwhile) and cleans chunks from the last one backwards. The
-    caller gives its own copy of the list (``expect``); its ``get(fragment)`` cleans the
-    fragment's whole chunk in the calling process when no one has claimed it yet, and waits for
-    the worker's texts when the worker has. The two meet where their work is balanced.
+    that the caller can go on meanwhile) and cleans the chunks in that order, ahead of the
+    caller, which has its other work to do between two fragments. The caller gives its own copy
+    of the list (``expect``); its ``get(fragment)`` waits for the worker's texts of a chunk the
+    worker has claimed (one it is cleaning, or has), and cleans in the calling process a chunk
+    no one has claimed yet (the worker, behind, skips it then). So the caller cleans only where
+    it has caught up with the worker, and waits at most for one chunk.
 
     Every text is the one ``html_to_text`` gives: the worker sends each chunk's fragments with
     their texts, so a fragment it did not send, or any fragment once the worker has died, is
@@ -385,7 +387,7 @@ class SharedHtmlCleaning(BatchedHtmlCleaning):
         self._results = context.Queue()
         self._worker_finished = False
         self._worker = context.Process(
-            target=_clean_from_the_back,
+            target=_clean_ahead,
             args=(list_fragments, chunk_size, self._claims, self._results),
             daemon=True,
         )
@@ -451,7 +453,7 @@ class SharedHtmlCleaning(BatchedHtmlCleaning):
         self._results.close()
 
     def close(self) -> None:
-        """Stop the worker (it stops at the next chunk it finds claimed) and wait for it."""
+        """Stop the worker (every chunk left is claimed: it cleans no more) and wait for it."""
         with self._claims.get_lock():
             for k in range(len(self._claims)):
                 if self._claims[k] == _FREE:
