@@ -280,26 +280,36 @@ def _chunks_of(fragments: list[str], size: int) -> list[list[str]]:
     return [fragments[i : i + size] for i in range(0, len(fragments), size)]
 
 
+#: The worker claims no chunk before the caller's current one plus this: where the caller has
+#: caught up with it, the caller cleans the next chunk while the worker cleans the one after.
+_AHEAD_OF_CALLER = 2
+
+
 def _clean_ahead(
-    list_fragments: Callable[[], list[str]], chunk_size: int, claims: Any, results: Any
+    list_fragments: Callable[[], list[str]], chunk_size: int, claims: Any, caller_at: Any, results: Any
 ) -> None:
-    """Worker: list the fragments, then claim each chunk not yet claimed, first to last, and send
-    ``(fragments, texts)`` for each (the chunks the caller claimed first are skipped: it is
-    cleaning them, or has); then send ``None``. Ctrl-C is the caller's to handle: the worker
-    ignores it. A worker whose caller is gone (killed with SIGKILL) stops at the next chunk and
-    exits without waiting for its results to be read."""
+    """Worker: list the fragments, then claim chunks not yet claimed, first to last, and send
+    ``(fragments, texts)`` for each; then send ``None``. It claims no chunk before the caller's
+    current one (``caller_at``) plus ``_AHEAD_OF_CALLER``: a caller that has caught up with it
+    cleans the chunks in between itself instead of waiting for each of the worker's in turn.
+    Ctrl-C is the caller's to handle: the worker ignores it. A worker whose caller is gone
+    (killed with SIGKILL) stops at the next chunk and exits without waiting for its results to
+    be read."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     caller = os.getppid()
     try:
         chunks = _chunks_of(list_fragments(), chunk_size)
-        for k in range(min(len(chunks), len(claims))):
-            if os.getppid() != caller:
-                break
+        total, k = min(len(chunks), len(claims)), 0
+        while os.getppid() == caller:
             with claims.get_lock():
-                if claims[k] != _FREE:
-                    continue
+                k = max(k, caller_at.value + _AHEAD_OF_CALLER)
+                while k < total and claims[k] != _FREE:
+                    k += 1
+                if k >= total:
+                    break
                 claims[k] = _WORKER
             results.put((k, chunks[k], html_to_texts(chunks[k])))
+            k += 1
     finally:
         if os.getppid() != caller:
             results.cancel_join_thread()  # nobody reads them: do not wait to flush them at exit
@@ -363,8 +373,9 @@ class SharedHtmlCleaning(BatchedHtmlCleaning):
     caller, which has its other work to do between two fragments. The caller gives its own copy
     of the list (``expect``); its ``get(fragment)`` waits for the worker's texts of a chunk the
     worker has claimed (one it is cleaning, or has), and cleans in the calling process a chunk
-    no one has claimed yet (the worker, behind, skips it then). So the caller cleans only where
-    it has caught up with the worker, and waits at most for one chunk.
+    no one has claimed yet (the worker skips it then). So the caller cleans only where it has
+    caught up with the worker; there the worker keeps a chunk ahead of it (``_clean_ahead``),
+    so that both clean, the caller waiting at most for one chunk at a time.
 
     Every text is the one ``html_to_text`` gives: the worker sends each chunk's fragments with
     their texts, so a fragment it did not send, or any fragment once the worker has died, is
@@ -384,11 +395,12 @@ class SharedHtmlCleaning(BatchedHtmlCleaning):
 
         context = multiprocessing.get_context("fork")
         self._claims = context.Array("b", max(capacity, 1))
+        self._caller_at = context.RawValue("i", -_AHEAD_OF_CALLER)  # the chunk the caller needs now
         self._results = context.Queue()
         self._worker_finished = False
         self._worker = context.Process(
             target=_clean_ahead,
-            args=(list_fragments, chunk_size, self._claims, self._results),
+            args=(list_fragments, chunk_size, self._claims, self._caller_at, self._results),
             daemon=True,
         )
         self._worker.start()
@@ -416,6 +428,7 @@ class SharedHtmlCleaning(BatchedHtmlCleaning):
 
     def _resolve(self, k: int) -> None:
         owner = _CALLER
+        self._caller_at.value = k
         if k < len(self._claims):
             with self._claims.get_lock():
                 owner = self._claims[k]
