@@ -286,17 +286,18 @@ _AHEAD_OF_CALLER = 2
 
 
 def _clean_ahead(
-    list_fragments: Callable[[], list[str]], chunk_size: int, claims: Any, caller_at: Any, results: Any
+    list_fragments: Callable[[], list[str]], chunk_size: int, claims: Any, caller_at: Any, results: Any,
+    caller: int,
 ) -> None:
     """Worker: list the fragments, then claim chunks not yet claimed, first to last, and send
     ``(fragments, texts)`` for each; then send ``None``. It claims no chunk before the caller's
     current one (``caller_at``) plus ``_AHEAD_OF_CALLER``: a caller that has caught up with it
     cleans the chunks in between itself instead of waiting for each of the worker's in turn.
-    Ctrl-C is the caller's to handle: the worker ignores it. A worker whose caller is gone
-    (killed with SIGKILL) stops at the next chunk and exits without waiting for its results to
-    be read."""
+    Ctrl-C is the caller's to handle: the worker ignores it. A worker whose caller (process id
+    ``caller``, taken before the fork: a caller killed before the worker runs is gone too) is
+    gone (killed with SIGKILL) stops at the next chunk and exits without waiting for its results
+    to be read."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    caller = os.getppid()
     try:
         chunks = _chunks_of(list_fragments(), chunk_size)
         total, k = min(len(chunks), len(claims)), 0
@@ -400,7 +401,7 @@ class SharedHtmlCleaning(BatchedHtmlCleaning):
         self._worker_finished = False
         self._worker = context.Process(
             target=_clean_ahead,
-            args=(list_fragments, chunk_size, self._claims, self._caller_at, self._results),
+            args=(list_fragments, chunk_size, self._claims, self._caller_at, self._results, os.getpid()),
             daemon=True,
         )
         self._worker.start()
