@@ -21,9 +21,10 @@ from pipeline import errata
 from pipeline.aliases import load_aliases
 from pipeline.assemble.protection import feel_no_pain_rows
 from pipeline.editions import detect_edition
-from pipeline.effects.rules import effect_rows
+from pipeline.effects.rules import effect_rows, read_wordings
 from pipeline.errors import BuildError
 from pipeline.extract import RawSnapshot, is_present, read_snapshot
+from pipeline.forked import ForkedCall
 from pipeline.manifest import read_folder_files
 from pipeline.manifest import read_manifest
 from pipeline.targets import Target, parse_target
@@ -57,6 +58,9 @@ _DUCKDB_MAGIC_OFFSET, _DUCKDB_MAGIC = 8, b"DUCK"
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 #: A table of a source whose rows fall below this share of the previous build's is a shrink.
 SHRINK_KEEPS_AT_LEAST = 0.5
+#: A build whose sources parse into at least this many records reads its rules' wordings ahead,
+#: in a second process, while it merges (``read_ahead``); a small one reads them as it goes.
+READ_AHEAD_MIN_RECORDS = 20_000
 #: Tables of notes about the data, not the data: a parser that improves makes fewer of them.
 _NOT_SHRINK_CHECKED = frozenset({"data_flags", "data_gaps"})
 
@@ -177,7 +181,10 @@ class Validated:
     agreement: list[SourceAgreement] = field(default_factory=list)
 
 
-def validate(sources: list[Source], results: dict[str, ParseResult]) -> Validated:
+def validate(
+    sources: list[Source], results: dict[str, ParseResult],
+    readings: ForkedCall[dict[str, tuple]] | None = None,
+) -> Validated:
     """Merge sources, collapse identical records, reject key collisions and orphans.
 
     Records are taken source by source in precedence order (``merge.source_order``). A record
@@ -198,6 +205,7 @@ def validate(sources: list[Source], results: dict[str, ParseResult]) -> Validate
     wording before it and the one in force as rule texts (``errata.derive``). A source's data gap that another source
     fills (rows of that table for that datasheet: the Combat Patrol page lost its characteristics,
     the Game Datacards file gives them) is dropped, counted as a duplicate (``merge.filled_gaps``).
+    ``readings``: the rules' wordings read ahead (``read_ahead``); the result is the same without.
     """
     by_id = {s.source_id: s for s in sources}
     duplicates: Counter[tuple[str, str]] = Counter()
@@ -270,8 +278,22 @@ def validate(sources: list[Source], results: dict[str, ParseResult]) -> Validate
     filled += [g for g in unit_size_gaps(records) if (g.__table__, g.key()) not in seen]
     records, wordings = errata.derive(records, by_id)  # the wording before each mechanical erratum
     filled += wordings
-    filled += effect_rows([*records, *wordings], by_id)  # what each rule does to an attack
+    read = readings.result() if readings is not None else None
+    filled += effect_rows([*records, *wordings], by_id, read)  # what each rule does to an attack
     return Validated(records, rejects, duplicates, conflicts, filled, tally.records())
+
+
+def read_ahead(sources: list[Source], results: dict[str, ParseResult]) -> ForkedCall[dict[str, tuple]] | None:
+    """Start reading the wordings of the parsed rules (``effects.rules.read_wordings``) in a
+    second process, for ``validate``, which merges the sources meanwhile; None for a build of
+    fewer than ``READ_AHEAD_MIN_RECORDS`` records or where no second process runs
+    (``ForkedCall.start``). The merged rules are mostly the parsed ones: a wording the merge
+    changes is read by ``validate`` itself."""
+    if sum(len(result.records) for result in results.values()) < READ_AHEAD_MIN_RECORDS:
+        return None
+    by_id = {s.source_id: s for s in sources}
+    return ForkedCall.start(lambda: read_wordings(
+        [record for result in results.values() for record in result.records], by_id))
 
 
 def unit_size_gaps(records: list[Record]) -> list[DataGap]:
@@ -586,7 +608,12 @@ def _build(raw_dir: Path, db: Path | str | Target, progress: Progress, allow_shr
             if left is not None:
                 left.abort()  # type: ignore[attr-defined]
     started = time.perf_counter()
-    valid = validate(sources, results)
+    readings = read_ahead(sources, results)
+    try:
+        valid = validate(sources, results, readings)
+    finally:
+        if readings is not None:
+            readings.abort()  # read already, or an error or Ctrl-C: it stops
     accounting = account(sources, results, valid)
     seconds["validate and merge"] = time.perf_counter() - started
     progress(f"validated and merged in {seconds['validate and merge']:.2f} s")

@@ -29,17 +29,17 @@ FRAGMENTS = [
 def _wait_until_worker_claims(shared: SharedHtmlCleaning, k: int, timeout: float = 20.0) -> None:
     deadline = time.monotonic() + timeout
     while shared._claims[k] != 2:  # the worker's mark
-        assert time.monotonic() < deadline, "the worker never claimed the last chunk"
+        assert time.monotonic() < deadline, f"the worker never claimed chunk {k}"
         time.sleep(0.01)
 
 
-def test_every_text_is_html_to_text_and_the_worker_takes_the_last_chunks(monkeypatch):
+def test_every_text_is_html_to_text_and_the_worker_takes_the_first_chunks(monkeypatch):
     monkeypatch.delenv("WH40K_JOBS", raising=False)
     shared = SharedHtmlCleaning.start(lambda: list(FRAGMENTS), capacity=100, chunk_size=10)
     assert shared is not None
     try:
         shared.expect(list(FRAGMENTS))
-        _wait_until_worker_claims(shared, 29)  # 300 fragments in chunks of 10: the last is 29
+        _wait_until_worker_claims(shared, 0)  # 300 fragments in chunks of 10: the worker starts at 0
         texts = [shared.get(f) for f in FRAGMENTS]
     finally:
         shared.close()
@@ -56,7 +56,7 @@ def test_a_worker_list_that_differs_still_gives_the_right_texts(monkeypatch):
     assert shared is not None
     try:
         shared.expect(list(FRAGMENTS))
-        _wait_until_worker_claims(shared, 29)
+        _wait_until_worker_claims(shared, 0)
         texts = {f: shared.get(f) for f in FRAGMENTS}
     finally:
         shared.close()
@@ -72,7 +72,7 @@ def test_a_dead_worker_leaves_the_work_to_the_caller(monkeypatch):
     shared = SharedHtmlCleaning.start(list_and_die, capacity=100, chunk_size=10)
     assert shared is not None
     shared.expect(list(FRAGMENTS))
-    shared._claims[29] = 2  # as if the worker had claimed the last chunk before it died
+    shared._claims[0] = 2  # as if the worker had claimed the first chunk before it died
     try:
         texts = [shared.get(f) for f in FRAGMENTS]
     finally:

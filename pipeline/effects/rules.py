@@ -19,9 +19,9 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Iterable, Mapping
 
-from pipeline.effects.reader import normalise, read_text
+from pipeline.effects.reader import ReadEffect, normalise, read_text, read_wording
 from schemas.records import (
     Ability, Datasheet, DatasheetEnhancement, DatasheetStratagem, Detachment, DetachmentAbility, Effect, Enhancement,
     Record, RuleText, Source, Stratagem,
@@ -148,27 +148,44 @@ def army_rule_key(name: str) -> str:
     return re.sub(r"\s+", " ", name.replace("\u2019", "'")).strip().lower()
 
 
-def read_rule(rule: Rule, start: int = 0) -> list[Effect]:
-    """The reader's effects of one rule, numbered from ``start``."""
+def read_rule(rule: Rule, start: int = 0, readings: Mapping[str, tuple[ReadEffect, ...]] | None = None) -> list[Effect]:
+    """The reader's effects of one rule, numbered from ``start``.
+
+    ``readings``: wordings already read (``read_wordings``), by text; a wording not in it is read here.
+    """
+    read = readings.get(rule.text) if readings else None
     return [
         Effect(source_id=rule.source_id, locator=rule.locator, rule_table=rule.table, rule_id=rule.rule_id,
                rule_kind=rule.kind, rule_name=rule.name, edition=rule.edition, faction_id=rule.faction_id,
                position=start + i, side=e.side, effect=e.effect, roll=e.roll, characteristic=e.characteristic,
                value=e.value, parameter=e.parameter, weapon_type=e.weapon_type, conditions=e.conditions,
                wording=e.wording, origin="reader")
-        for i, e in enumerate(read_text(rule.text))
+        for i, e in enumerate(read_text(rule.text) if read is None else read)
     ]
 
 
-def effect_rows(records: Iterable[Record], sources: dict[str, Source]) -> list[Effect]:
+def read_wordings(records: Iterable[Record], sources: dict[str, Source]) -> dict[str, tuple[ReadEffect, ...]]:
+    """The reader's effects of the wording of every rule of ``records`` (``rules_of``), by text:
+    what ``effect_rows`` reads, read ahead (the build does it in a second process while it merges
+    the sources: ``pipeline.forked``). Pure: the reading of a text depends on the text alone."""
+    return {rule.text: read_wording(rule.text or "") for rule in rules_of(records, sources)}
+
+
+def effect_rows(
+    records: Iterable[Record], sources: dict[str, Source],
+    readings: Mapping[str, tuple[ReadEffect, ...]] | None = None,
+) -> list[Effect]:
     """The ``effects`` rows of a build: the reader's for every rule (``rules_of``), and the
     hand-kept entries (``pipeline.effects.hand_kept``) for the rules the reader does not read,
-    each linked to every rule row of its kind, edition and name whose wording holds its words."""
+    each linked to every rule row of its kind, edition and name whose wording holds its words.
+
+    ``readings``: wordings read ahead (``read_wordings``, of these records or others); the rows
+    are the same with or without them."""
     from pipeline.effects.hand_kept import hand_kept_effects
 
     rows: list[Effect] = []
     for rule in rules_of(records, sources):
-        read = read_rule(rule)
+        read = read_rule(rule, readings=readings)
         rows.extend(read)
         rows.extend(hand_kept_effects(rule, start=len(read)))
     return rows

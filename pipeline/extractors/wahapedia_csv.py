@@ -240,6 +240,7 @@ ABILITY_KINDS: dict[str, str] = {
 #: (``SharedHtmlCleaning``: about 1.4 s of beautifulsoup4 work on the full 10th-edition export).
 #: Only a matter of speed: a fragment not listed is cleaned when the parser reaches it.
 HTML_COLUMNS: dict[str, tuple[str, ...]] = {
+    "Abilities": ("name", "description"),
     "Detachments": ("legend",),
     "Detachment_abilities": ("description", "legend"),
     "Datasheets": (
@@ -252,6 +253,7 @@ HTML_COLUMNS: dict[str, tuple[str, ...]] = {
     "Datasheets_wargear": ("description",),
     "Datasheets_abilities": ("name", "description"),
     "Datasheets_options": ("description",),
+    "Datasheets_models_cost": ("description",),
     "Stratagems": ("name", "description", "legend"),
     "Enhancements": ("name", "description", "legend"),
 }
@@ -967,13 +969,10 @@ class _Export:
         ds_id = self.datasheet(wid)
         source_line = _int(v["line"], "line")
         html = v["description"]
-        # Keyword spans at the end of the line (``– <span class="kwb">EPIC</span> ...``) are
-        # the unit's keywords; the dash before them separates them from the model name.
-        cut = _KEYWORD_SPAN.search(html)
-        model_html, keyword_html = (html[: cut.start()], html[cut.start() :]) if cut else (html, "")
+        model_html, keyword_html = _composition_parts(html)
         text = self.html(html)
         model_text = self.html(model_html).rstrip()
-        model_text = re.sub(r"\s*[–—-]\s*$", "", model_text) if cut else model_text
+        model_text = re.sub(r"\s*[–—-]\s*$", "", model_text) if keyword_html else model_text
         printed = PrintedComposition(self.locator("Datasheets_unit_composition", row.line), text,
                                      model_text.split("\n")[0].strip())
         # The input row, keyed as the export numbers it (repeats are duplicates or conflicts).
@@ -1382,6 +1381,29 @@ def _strip_ability_box(fragment: str) -> str:
     return re.sub(r'<p[^>]*class="[^"]*ShowFluff[^"]*"[^>]*>.*?</p>', "", fragment)
 
 
+def _composition_parts(html: str) -> tuple[str, str]:
+    """A Datasheets_unit_composition line cut before its keyword spans: (model part, keywords).
+
+    Keyword spans at the end of the line (``– <span class="kwb">EPIC</span> ...``) are the
+    unit's keywords; the dash before them separates them from the model name.
+
+    >>> _composition_parts('1 Captain – <span class="kwb">EPIC</span> <span class="kwb">HERO</span>')
+    ('1 Captain – ', '<span class="kwb">EPIC</span> <span class="kwb">HERO</span>')
+    >>> _composition_parts("5 Intercessors")
+    ('5 Intercessors', '')
+    """
+    cut = _KEYWORD_SPAN.search(html)
+    return (html[: cut.start()], html[cut.start() :]) if cut else (html, "")
+
+
+#: The ``HTML_COLUMNS`` whose value the parser cleans in other pieces than the whole: the
+#: fragments it cleans, in its order (listed for the worker in place of the value).
+_HTML_CUTS: dict[tuple[str, str], Callable[[str], tuple[str, ...]]] = {
+    ("Abilities", "description"): lambda value: (_strip_ability_box(value),),
+    ("Datasheets_unit_composition", "description"): lambda value: (value, *_composition_parts(value)),
+}
+
+
 def _int(text: str, name: str) -> int:
     t = text.strip()
     if not t.isdigit():
@@ -1400,16 +1422,18 @@ def html_fragments(tables: Mapping[str, Table]) -> list[str]:
     """The distinct HTML fragments of the ``HTML_COLUMNS``, in the order the parser reads them.
 
     Only values with markup (``<`` or an escaped ``&lt;``) are listed: plain text is cleaned
-    without beautifulsoup4.
+    without beautifulsoup4. A column of ``_HTML_CUTS`` gives the pieces the parser cleans.
     """
     fragments: dict[str, None] = {}
     for name, columns in HTML_COLUMNS.items():
         table = tables.get(name)
+        cuts = [_HTML_CUTS.get((name, column)) for column in columns]
         for row in table.rows if table is not None else ():
-            for column in columns:
+            for column, cut in zip(columns, cuts):
                 value = row.values.get(column, "")
-                if "<" in value or "&lt;" in value:
-                    fragments[value] = None
+                for fragment in (value,) if cut is None else cut(value):
+                    if "<" in fragment or "&lt;" in fragment:
+                        fragments[fragment] = None
     return list(fragments)
 
 

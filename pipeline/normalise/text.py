@@ -65,6 +65,7 @@ def slug(text: str) -> str:
 
 
 _BLOCK_TAGS = ("p", "div", "li", "tr", "ul", "ol", "table", "h1", "h2", "h3", "h4")
+_BLOCK_NAMES = frozenset(_BLOCK_TAGS)
 #: A fragment with one of these tags has line structure; without one it is a single run of text.
 _LINE_TAGS = re.compile(r"<\s*(?:br|p|div|li|tr|ul|ol|table|h[1-4])\b", re.IGNORECASE)
 
@@ -145,15 +146,38 @@ def _free(soup: Any) -> None:
 
 def _text_of(node: Any, fragment: str) -> str:
     """The clean text of a parsed ``fragment`` (its tree ``node``): with line structure, one line
-    per ``<br>`` and block element."""
-    if _LINE_TAGS.search(fragment):
-        for br in node.find_all("br"):
-            br.replace_with("\n")
-        for tag in node.find_all(_BLOCK_TAGS):
-            tag.insert_before("\n")
-            tag.insert_after("\n")
-    lines = (clean_line(line) for line in node.get_text().split("\n"))
-    return "\n".join(line for line in lines if line)
+    per ``<br>`` and block element.
+
+    One walk over the tree, reading it without changing it: the text is that of ``get_text()``
+    (the strings of the node's ``interesting_string_types``: no comments) after each ``<br>``
+    below the node was replaced by a line break and a line break put before and after each
+    block element below it, as when the fragment has line tags (``_LINE_TAGS``)."""
+    from bs4.element import NavigableString
+
+    types = node.interesting_string_types or node.MAIN_CONTENT_STRING_TYPES
+    lines = _LINE_TAGS.search(fragment) is not None
+    parts: list[str] = []
+    stack = [iter(node.contents)]
+    closing: list[bool] = [False]  # per open element: a line break after its last child
+    while stack:
+        child = next(stack[-1], None)
+        if child is None:
+            stack.pop()
+            if closing.pop():
+                parts.append("\n")
+        elif isinstance(child, NavigableString):
+            if type(child) in types:
+                parts.append(child)
+        elif lines and child.name == "br":
+            parts.append("\n")  # the <br> and whatever lxml put inside it
+        else:
+            block = lines and child.name in _BLOCK_NAMES
+            if block:
+                parts.append("\n")
+            stack.append(iter(child.contents))
+            closing.append(block)
+    cleaned = (clean_line(line) for line in "".join(parts).split("\n"))
+    return "\n".join(line for line in cleaned if line)
 
 
 def html_to_texts(fragments: Sequence[str]) -> list[str]:
@@ -256,26 +280,37 @@ def _chunks_of(fragments: list[str], size: int) -> list[list[str]]:
     return [fragments[i : i + size] for i in range(0, len(fragments), size)]
 
 
-def _clean_from_the_back(
-    list_fragments: Callable[[], list[str]], chunk_size: int, claims: Any, results: Any
+#: The worker claims no chunk before the caller's current one plus this: where the caller has
+#: caught up with it, the caller cleans the next chunk while the worker cleans the one after.
+_AHEAD_OF_CALLER = 2
+
+
+def _clean_ahead(
+    list_fragments: Callable[[], list[str]], chunk_size: int, claims: Any, caller_at: Any, results: Any,
+    caller: int,
 ) -> None:
-    """Worker: list the fragments, then claim chunks from the last one backwards and send
-    ``(fragments, texts)`` for each, until a chunk is already claimed (the caller got there
-    first); then send ``None``. Ctrl-C is the caller's to handle: the worker ignores it. A worker
-    whose caller is gone (killed with SIGKILL) stops at the next chunk and exits without waiting
-    for its results to be read."""
+    """Worker: list the fragments, then claim chunks not yet claimed, first to last, and send
+    ``(fragments, texts)`` for each; then send ``None``. It claims no chunk before the caller's
+    current one (``caller_at``) plus ``_AHEAD_OF_CALLER``: a caller that has caught up with it
+    cleans the chunks in between itself instead of waiting for each of the worker's in turn.
+    Ctrl-C is the caller's to handle: the worker ignores it. A worker whose caller (process id
+    ``caller``, taken before the fork: a caller killed before the worker runs is gone too) is
+    gone (killed with SIGKILL) stops at the next chunk and exits without waiting for its results
+    to be read."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    caller = os.getppid()
     try:
         chunks = _chunks_of(list_fragments(), chunk_size)
-        for k in range(min(len(chunks), len(claims)) - 1, -1, -1):
-            if os.getppid() != caller:
-                break
+        total, k = min(len(chunks), len(claims)), 0
+        while os.getppid() == caller:
             with claims.get_lock():
-                if claims[k] != _FREE:
+                k = max(k, caller_at.value + _AHEAD_OF_CALLER)
+                while k < total and claims[k] != _FREE:
+                    k += 1
+                if k >= total:
                     break
                 claims[k] = _WORKER
             results.put((k, chunks[k], html_to_texts(chunks[k])))
+            k += 1
     finally:
         if os.getppid() != caller:
             results.cancel_join_thread()  # nobody reads them: do not wait to flush them at exit
@@ -335,10 +370,13 @@ class SharedHtmlCleaning(BatchedHtmlCleaning):
 
     The fragments come in the order the caller will need them and are cut into chunks of
     ``chunk_size``. A forked worker lists them itself (``list_fragments``, run in the worker, so
-    that the caller can go on meanwhile) and cleans chunks from the last one backwards. The
-    caller gives its own copy of the list (``expect``); its ``get(fragment)`` cleans the
-    fragment's whole chunk in the calling process when no one has claimed it yet, and waits for
-    the worker's texts when the worker has. The two meet where their work is balanced.
+    that the caller can go on meanwhile) and cleans the chunks in that order, ahead of the
+    caller, which has its other work to do between two fragments. The caller gives its own copy
+    of the list (``expect``); its ``get(fragment)`` waits for the worker's texts of a chunk the
+    worker has claimed (one it is cleaning, or has), and cleans in the calling process a chunk
+    no one has claimed yet (the worker skips it then). So the caller cleans only where it has
+    caught up with the worker; there the worker keeps a chunk ahead of it (``_clean_ahead``),
+    so that both clean, the caller waiting at most for one chunk at a time.
 
     Every text is the one ``html_to_text`` gives: the worker sends each chunk's fragments with
     their texts, so a fragment it did not send, or any fragment once the worker has died, is
@@ -358,11 +396,12 @@ class SharedHtmlCleaning(BatchedHtmlCleaning):
 
         context = multiprocessing.get_context("fork")
         self._claims = context.Array("b", max(capacity, 1))
+        self._caller_at = context.RawValue("i", -_AHEAD_OF_CALLER)  # the chunk the caller needs now
         self._results = context.Queue()
         self._worker_finished = False
         self._worker = context.Process(
-            target=_clean_from_the_back,
-            args=(list_fragments, chunk_size, self._claims, self._results),
+            target=_clean_ahead,
+            args=(list_fragments, chunk_size, self._claims, self._caller_at, self._results, os.getpid()),
             daemon=True,
         )
         self._worker.start()
@@ -390,6 +429,7 @@ class SharedHtmlCleaning(BatchedHtmlCleaning):
 
     def _resolve(self, k: int) -> None:
         owner = _CALLER
+        self._caller_at.value = k
         if k < len(self._claims):
             with self._claims.get_lock():
                 owner = self._claims[k]
@@ -427,7 +467,7 @@ class SharedHtmlCleaning(BatchedHtmlCleaning):
         self._results.close()
 
     def close(self) -> None:
-        """Stop the worker (it stops at the next chunk it finds claimed) and wait for it."""
+        """Stop the worker (every chunk left is claimed: it cleans no more) and wait for it."""
         with self._claims.get_lock():
             for k in range(len(self._claims)):
                 if self._claims[k] == _FREE:
