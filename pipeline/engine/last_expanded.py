@@ -82,11 +82,9 @@ def _sizes(stream: Stream, models: int, wounds: int) -> tuple[int, int]:
     for axis, size, damage in ((0, rows, stream.normal_damage), (1, cols, stream.mortal_damage)):
         bound = min(units * (size - 1), _cap(damage, models, wounds))
         if bound > 0:
-            one = stream.outcome[:, :cols].sum(axis=1 - axis)
-            total = np.array([stream.count[-1]])
-            for c in stream.count[-2::-1]:
-                total = np.convolve(total, one)
-                total[0] += c
+            from pipeline.engine.exact import _compound  # (exact imports this module where it runs)
+
+            total = _compound(stream.count, stream.outcome[:, :cols].sum(axis=1 - axis))
             tail = np.cumsum(total[::-1])[::-1]  # tail[k] = P(total >= k)
             over = np.flatnonzero(tail[1:] <= TAIL)
             if over.size:
@@ -152,18 +150,24 @@ def _joint(stream: Stream, most: tuple[int, int]) -> np.ndarray:
     return J
 
 
+def _horner(R: np.ndarray, Y: Move, axis: int) -> np.ndarray:
+    """``sum_v Y^v R[..., v, ...]`` along ``axis`` of ``R`` (Horner's scheme from the last v)."""
+    size = R.shape[axis]
+    index = (slice(None),) * axis
+    h = R[index + (size - 1,)].copy()
+    scratch = np.empty_like(h)
+    for v in range(size - 2, -1, -1):
+        new = R[index + (v,)].copy()
+        Y.add_to(new, h, 1.0, scratch)
+        h = new
+    return h
+
+
 def _contracted(R: np.ndarray, moves: Sequence[Move]) -> np.ndarray:
     """``R[w, n, v_1, ..., v_k, K]`` with each pending count applied in order: ``sum_v
-    D_k^(v_k) ... D_1^(v_1) R[w, n, v, K]``, as a Horner scheme along axis 2 for each."""
+    D_k^(v_k) ... D_1^(v_1) R[w, n, v, K]``, one Horner scheme along axis 2 for each."""
     for Y in moves:
-        size = R.shape[2]
-        h = R[:, :, size - 1].copy()
-        scratch = np.empty_like(h)
-        for v in range(size - 2, -1, -1):
-            new = R[:, :, v].copy()
-            Y.add_to(new, h, 1.0, scratch)
-            h = new
-        R = h
+        R = _horner(R, Y, axis=2)
     return R
 
 
@@ -208,13 +212,7 @@ def allocate(streams: Sequence[Stream], models: int, wounds: int) -> np.ndarray:
             current = moved
         r = _contracted(L, pending_moves)  # [w, n, K]
         t += np.einsum("wnk,nv->wvk", r, J[start : start + n_block])
-    Y = Move(last.mortal_damage, wounds, axis=0)
-    h = t[:, -1].copy()
-    scratch = np.empty_like(h)
-    for v in range(t.shape[1] - 2, -1, -1):
-        new = t[:, v].copy()
-        Y.add_to(new, h, 1.0, scratch)
-        h = new
+    h = _horner(t, Move(last.mortal_damage, wounds, axis=0), axis=1)
     x = np.empty(models * wounds + 1)
     x[:-1] = h.T.reshape(-1)
     x[-1] = max(0.0, 1.0 - float(x[:-1].sum()))
