@@ -157,6 +157,52 @@ def database_profiles(db: Path) -> list[Weapon] | None:
     return all_weapon_profiles(open_database(db))
 
 
+#: The distinct (Wounds, models) of every model profile of the database at its unit's largest size
+#: (the maxima of its composition lines summed, at least its Starting Strength).
+DATABASE_TARGETS_SQL = """
+SELECT DISTINCT m.wounds, greatest(coalesce(c.largest, 1), coalesce(d.starting_strength, 1)) AS models
+FROM model_profiles m JOIN datasheets d USING (datasheet_id)
+LEFT JOIN (SELECT datasheet_id, sum(max_models) AS largest FROM unit_composition GROUP BY 1) c USING (datasheet_id)
+WHERE m.wounds > 0 ORDER BY 1, 2
+"""
+
+#: The Damage of each Devastating Wounds weapon in the rows against every target of the database.
+EVERY_TARGET_DAMAGE = ("1", "2", "3", "D6", "D3", "D6+2")
+
+
+def database_targets(db: Path) -> list[Target] | None:
+    """A T4 Sv3+ target of each distinct (Wounds, models) of the database (``DATABASE_TARGETS_SQL``),
+    or None when it is not built."""
+    if not db.exists():
+        return None
+    from pipeline.query import open_database
+
+    rows = open_database(db).execute(DATABASE_TARGETS_SQL).fetchall()
+    return [Target(toughness=4, save=3, wounds=w, models=m, name=f"{m} x W{w}") for w, m in rows]
+
+
+def every_target(targets: Sequence[Target], attacks: int, damages: Sequence[str],
+                 context: Context) -> tuple[int, float, str]:
+    """(attacks refused, slowest seconds, the slowest target's name) of ``len(damages)``
+    Devastating Wounds weapons of ``attacks`` attacks each (``several_devastating``) against each
+    of ``targets``; a refusal is the engine's ``InputError``."""
+    from pipeline.errors import InputError
+
+    refused, slowest, name = 0, 0.0, "-"
+    weapons = several_devastating(attacks * len(damages), damages)
+    for target in targets:
+        start = time.perf_counter()
+        try:
+            resolve(weapons, target, context)
+        except InputError:
+            refused += 1
+            continue
+        seconds = time.perf_counter() - start
+        if seconds > slowest:
+            slowest, name = seconds, target.name
+    return refused, slowest, name
+
+
 def peer_models_destroyed(peer: Path) -> Callable[[], float]:
     """A function that resolves the reference case with the peer's engine (W40kDiviner, a
     checkout at ``peer``: its ``src/`` on ``sys.path``) and returns E[models destroyed]."""
@@ -387,6 +433,17 @@ def main() -> None:
         seconds, cpu, peak = timed_with_peak(lambda: resolve(weapons, few, context))
         print(f"2 DW weapons of 1,000 attacks, Damage 1, 2, vs {few.name}: "
               f"{seconds:.2f} s ({cpu:.2f} s CPU), peak {peak:.1f} MiB (tracemalloc)")
+    targets = database_targets(db)
+    if targets:
+        for count in (3, len(EVERY_TARGET_DAMAGE)):
+            damages = EVERY_TARGET_DAMAGE[:count]
+            refused, slowest, name = every_target(targets, 400, damages, context)
+            print(f"{count} DW weapons of 400 attacks, Damage {', '.join(damages)}, vs each of the {len(targets)} "
+                  f"targets of the database (each Wounds at its unit's largest size): {refused} refused, "
+                  f"slowest {slowest:.2f} s ({name})")
+    else:
+        print(f"DW weapons against every target of the database: - ({db} not built: make build-db)")
+
 
 if __name__ == "__main__":
     main()

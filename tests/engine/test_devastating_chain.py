@@ -95,3 +95,29 @@ def test_different_damage_devastating_weapons_against_w2_fold_when_both_destroy_
     two, three = devastating("two", 6, damage="2"), devastating("three", 6, damage="3")
     both_two = resolve([two, devastating("two again", 6, damage="2")], target).models_destroyed.pmf
     assert np.max(np.abs(resolve([two, three], target).models_destroyed.pmf - both_two)) <= 1e-12
+
+
+# The largest targets of the database (distinct Wounds at their unit's largest size: one model of
+# W100, 3 x W16, 20 x W4; ``benchmarks/bench_engine.py`` resolves every one of its 108) against six
+# Devastating Wounds weapons of different Damage, attacks enough that every wound is devastating
+# (S3 against T12) and the result spread out through Feel No Pain 2+.
+DATABASE_EXTREMES = {
+    "1 x W100": (320, Target(toughness=12, save=2, wounds=100, models=1, feel_no_pain=2)),
+    "3 x W16": (150, Target(toughness=12, save=2, wounds=16, models=3, feel_no_pain=2)),
+    "20 x W4": (300, Target(toughness=12, save=2, wounds=4, models=20, feel_no_pain=2)),
+}
+
+
+@pytest.mark.parametrize("name", list(DATABASE_EXTREMES))
+def test_six_devastating_weapons_against_the_largest_targets_resolve_and_agree_with_the_simulator(name):
+    attacks, target = DATABASE_EXTREMES[name]
+    weapons = [devastating(f"d{i}", attacks, attacks="1", damage=d, strength=3)
+               for i, d in enumerate(("1", "2", "3", "D6", "D3", "D6+2"))]
+    exact = resolve(weapons, target, Context()).models_destroyed
+    assert abs(exact.pmf.sum() - 1.0) <= 1e-12
+    assert exact.pmf.max() < 0.9  # spread out: the check below tests the distribution
+    trials = 20_000
+    destroyed = simulate_trials(weapons, target, Context(), trials=trials, seed=14).models_destroyed
+    for k, p in enumerate(exact.pmf):
+        bound = 5 * np.sqrt(max(p * (1 - p), 1.0 / trials) / trials)
+        assert abs((destroyed == k).mean() - p) <= bound, (k, (destroyed == k).mean(), p)
