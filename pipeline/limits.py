@@ -53,10 +53,18 @@ MAX_WEAPONS_PER_ATTACK = 100
 #: several Devastating Wounds weapons, ``pipeline.engine.kill_counts``, counted in the same unit of
 #: time, about 0.7 ns on this project's machine). One weapon of 1,000 attacks against 500 wounds
 #: needs 1e6; four Devastating Wounds weapons of 1,000 attacks, Damage 1, 2, 3 and D6, against
-#: 20 x W25 with Feel No Pain 5e9 (among the heaviest accepted: some 4 s); two of Damage 1 and 2
-#: against 5 x W100 2.4e10 and against 2 x W250 2.8e10, over it (the kill counts' tensor has
-#: W^3 x models cells, the main chain carries a product of pending counts).
+#: 20 x W25 with Feel No Pain 5e9 (among the heaviest accepted: some 4 s). Every target of the
+#: database (108 distinct Wounds at their unit's largest size, up to 1 x W100 and 20 x W4) against
+#: six such weapons of 400 attacks each is under it (``benchmarks/bench_engine.py``); three of 400
+#: attacks against 5 x W100 need 1.5e10, over it (no datasheet has several models of so many
+#: Wounds: the kill counts' tensor has W^3 x models cells, the main chain carries a product of
+#: pending counts, ``pipeline.engine.last_expanded`` takes two such weapons only).
 MAX_ENGINE_WORK = 6_000_000_000
+
+#: Rows that a command prints as a table (``pipeline.cli.output.render_rows``): rich lays a table
+#: out whole, some 0.7 ms a row (74,000 rows: 50 s); the rest is counted in a note, and
+#: ``--format csv`` or ``json`` prints every row.
+MAX_TABLE_ROWS = 2_000
 
 #: Characters in a name typed by a user: a unit, weapon or rule name, a target profile, a filter
 #: (the longest real unit name has 54). Close-name suggestions are not searched for a longer one.

@@ -340,3 +340,19 @@ def test_fetch_hint_only_for_fetch_only_sources_not_in_the_database(tmp_path):
         "this database lacks the fetch-only sources of edition 10 wahapedia-10e-export: `wh40k fetch` then")
     # no manifest where the hint looks (another working directory): no hint rather than a wrong one
     assert fetch_hint(con, 10, tmp_path / "elsewhere") == ""
+
+
+def test_a_table_shows_its_first_rows_and_counts_the_rest_json_and_csv_print_every_row(capsys, monkeypatch):
+    from pipeline import limits
+    from pipeline.cli.output import Format, render_rows
+
+    monkeypatch.setattr(limits, "MAX_TABLE_ROWS", 3)
+    rows = [{"n": i} for i in range(5)]
+    render_rows(rows, Format.table)
+    out, err = capsys.readouterr()
+    assert [line.strip("│ ") for line in out.splitlines() if line.strip("│ ").isdigit()] == ["0", "1", "2"]
+    assert "the first 3 of 5 rows" in err and "--format csv" in err
+    render_rows(rows, Format.csv)
+    assert capsys.readouterr().out.split() == ["n", "0", "1", "2", "3", "4"]
+    render_rows(rows, Format.json)
+    assert json.loads(capsys.readouterr().out) == rows

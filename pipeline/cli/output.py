@@ -167,7 +167,8 @@ def render_rows(rows: list[dict[str, Any]], fmt: Format, title: str | None = Non
 
     The columns are ``columns``, else the rows' own (``query.Rows`` knows them even when empty),
     else the first row's keys. With no rows, JSON is ``[]``, CSV is the header line alone and a
-    table prints nothing.
+    table prints nothing; a table shows the first ``limits.MAX_TABLE_ROWS`` rows and counts the
+    rest in a note (JSON and CSV print every row).
     """
     if columns is not None:
         cols = list(columns)
@@ -185,12 +186,17 @@ def render_rows(rows: list[dict[str, Any]], fmt: Format, title: str | None = Non
     elif rows:
         from rich.table import Table
 
+        from pipeline.limits import MAX_TABLE_ROWS
+
         table = Table(title=cell(title) if title else None, show_lines=False, title_justify="left")
         for c in cols:
             table.add_column(cell(c), overflow="fold")
-        for r in rows:
+        for r in rows[:MAX_TABLE_ROWS]:
             table.add_row(*(cell(r.get(c)) for c in cols))
         console(width=None if sys.stdout.isatty() else 200).print(table)
+        if len(rows) > MAX_TABLE_ROWS:
+            note(f"the table shows the first {MAX_TABLE_ROWS:,} of {len(rows):,} rows: --format csv or "
+                 "--format json prints every row (or add a LIMIT, a WHERE)")
 
 
 def note(message: str) -> None:
