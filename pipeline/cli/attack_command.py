@@ -400,8 +400,15 @@ def attack_command(**values: Any) -> None:
         if served is None:
             write_replica = True  # none, or a stale or damaged one: written after this answer
         else:
+            from pipeline.errors import DatabaseError, Wh40kError
+
             try:
                 outcome = _outcome(given, served)
+            except Wh40kError as exc:  # a unit not found, a refused option: as DuckDB would say
+                if isinstance(exc, DatabaseError):
+                    outcome = None
+                else:
+                    raise
             except Exception:  # noqa: BLE001  (ReplicaMiss, or a value of the copy: DuckDB answers, or says why not)
                 outcome = None
             finally:
