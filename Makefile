@@ -48,4 +48,4 @@ bench: $(STAMP) ## Print speed figures (engine, build) with ratios against a ref
 	$(BIN)/python benchmarks/bench_cli.py $(DB)
 
 clean: ## Remove the virtual environment, caches and built databases
-	rm -rf $(VENV) .pytest_cache .hypothesis db/*.duckdb db/*.tmp db/.*.tmp
+	rm -rf $(VENV) .pytest_cache .hypothesis db/*.duckdb db/*.tmp db/.*.tmp db/.*.attack.sqlite

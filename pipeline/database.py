@@ -12,13 +12,15 @@ corrupt block read by a query) into the project's one-line error.
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
-from typing import Iterable
-
-import duckdb
+from typing import TYPE_CHECKING, Iterable
 
 from pipeline.errors import DatabaseError
 from pipeline.limits import MAX_SQL_MEMORY, MAX_SQL_THREADS
+
+if TYPE_CHECKING:  # imported where a DuckDB file is opened: an attack served by its replica needs none
+    import duckdb
 
 DEFAULT_DB = Path("db") / "wh40k.duckdb"
 
@@ -86,6 +88,8 @@ def open_database(path: Path | str = DEFAULT_DB) -> duckdb.DuckDBPyConnection:
     target = parse_target(path)
     if target.backend != "duckdb":
         return _open_sql(target)
+    import duckdb
+
     path = target.path
     if not path.exists():
         raise DatabaseError(f"{path}: no database; build it with `make build-db` (or `wh40k build`)")
@@ -151,6 +155,8 @@ def sandboxed_connection(path: Path) -> duckdb.DuckDBPyConnection:
     by ``check_sandbox``, and no check of the schema (the build uses it to read the database it
     is about to replace, which may be of an older schema). Raises ``duckdb.Error`` when DuckDB
     cannot open the file, ``DatabaseError`` when the settings did not apply."""
+    import duckdb
+
     con = duckdb.connect(str(path), read_only=True, config=SANDBOX_CONFIG)
     try:
         check_sandbox(con)
@@ -216,6 +222,8 @@ def check_schema(con: duckdb.DuckDBPyConnection, path: Path) -> None:
     schema: a macro can stand in for a built-in function, a view for a table). The message names
     the first difference and says to rebuild.
     """
+    import duckdb
+
     from schemas.catalog import ColumnSpec, declared_tables, schema_version, view_name, view_statements
 
     tables = declared_tables()
@@ -319,6 +327,7 @@ def _view_difference(con: duckdb.DuckDBPyConnection, views: list[str]) -> str | 
 def one_line(exc: BaseException) -> str:
     """DuckDB's message on one line, with its suggestions and without the quoted query and caret.
 
+    >>> import duckdb
     >>> one_line(duckdb.CatalogException(
     ...     'Catalog Error: Table with name datasheet does not exist!\\nDid you mean "datasheets"?\\n\\n'
     ...     'LINE 1: select * from datasheet\\n                      ^^^^^^^^^'))
@@ -342,7 +351,8 @@ def database_failure(exc: BaseException) -> DatabaseError | None:
     that cannot be read, a checksum that does not match, an internal error after one). None for
     any other exception, which is a bug and keeps its traceback.
     """
-    if not isinstance(exc, duckdb.Error):
+    duckdb = sys.modules.get("duckdb")  # not loaded: no DuckDB database was read
+    if duckdb is None or not isinstance(exc, duckdb.Error):
         return None
     message = one_line(exc)
     if isinstance(exc, duckdb.PermissionException):

@@ -13,9 +13,7 @@ import threading
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, NamedTuple
-
-import duckdb
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, NamedTuple
 
 from pipeline.database import (  # noqa: F401  (DEFAULT_DB, open_database: re-exported)
     DEFAULT_DB, SANDBOX_HINT, database_failure, one_line, open_database, ordered_join,
@@ -27,6 +25,9 @@ from pipeline.limits import (
 )
 from pipeline.normalise.names import name_key
 from pipeline.normalise.text import clean_line, slug
+
+if TYPE_CHECKING:  # imported by what runs SQL text on DuckDB: an attack served by its replica needs none
+    import duckdb
 
 #: The raw folder (manifest.toml and snapshots) of ``wh40k fetch`` and ``wh40k build``.
 DEFAULT_RAW = Path("raw")
@@ -74,6 +75,8 @@ def _words(text: str) -> list[_Word]:
     >>> [(w.offset, w.text) for w in _words("/* x */ EXPLAIN -- y\\n ANALYZE COPY (SELECT 1) TO 'f'")[:4]]
     [(8, 'EXPLAIN'), (22, 'ANALYZE'), (30, 'COPY'), (35, '(')]
     """
+    import duckdb
+
     tokens = duckdb.tokenize(text)
     ends = [offset for offset, _ in tokens[1:]] + [len(text)]
     return [_Word(offset, text[offset:end].strip(), kind == duckdb.token_type.keyword)
@@ -119,6 +122,8 @@ def _explained(con: duckdb.DuckDBPyConnection, text: str, words: list[_Word]) ->
             if depth == 0:
                 candidates.append(rest[i + 1:])
                 break
+    import duckdb
+
     for candidate in candidates:
         if not candidate:
             continue
@@ -198,6 +203,8 @@ def run_sql(con: duckdb.DuckDBPyConnection, statement: str) -> Rows:
     list them, or, for what the sandbox refuses (a file, a URL, an extension), why; and for a
     query that runs past ``MAX_SQL_SECONDS`` (it is stopped) or gives more than ``MAX_SQL_ROWS``.
     """
+    import duckdb
+
     if not isinstance(con, duckdb.DuckDBPyConnection):  # SQLite or PostgreSQL: pipeline.sql_connection
         names, fetched = con.run_query(statement)
         if len(fetched) > MAX_SQL_ROWS:
@@ -393,6 +400,8 @@ _MISSING_TABLE = re.compile(r'Table with name "?([^"\s]+?)"? does not exist')
 def _sql_hint(con: duckdb.DuckDBPyConnection, exc: duckdb.Error) -> str:
     """Close table names for an unknown table (when DuckDB offers none) and where to list names;
     for what the sandbox refuses, why."""
+    import duckdb
+
     message = str(exc)
     if isinstance(exc, duckdb.PermissionException) or _IN_EXTENSION.search(message):
         return f"; {SANDBOX_HINT}"

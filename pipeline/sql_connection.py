@@ -398,16 +398,22 @@ def open_sqlite(target: Target) -> SqlConnection:
     except sqlite3.Error as exc:
         raise DatabaseError(f"{path}: cannot open it as a SQLite database ({_one_line(exc)}); rebuild it with "
                             f"`wh40k build --db sqlite:///{path}`") from None
+    con = SqlConnection(raw, target)
+    sandbox_sqlite(raw, con)
+    return con
+
+
+def sandbox_sqlite(raw: sqlite3.Connection, con: SqlConnection) -> None:
+    """The reader's sandbox on the SQLite connection ``raw`` of ``con`` (see the module):
+    DuckDB's functions the pipeline's SQL uses, no extensions, the authorizer, the time limit."""
     # DuckDB's and PostgreSQL's strpos, which the pipeline's own SQL uses (pipeline.search)
     raw.create_function("strpos", 2, _strpos, deterministic=True)
     raw.create_function("concat_ws", -1, _concat_ws, deterministic=True)  # SQLite has it from 3.44
     raw.create_function("starts_with", 2, _starts_with, deterministic=True)
     if hasattr(raw, "enable_load_extension"):
         raw.enable_load_extension(False)
-    con = SqlConnection(raw, target)
     raw.set_authorizer(_sqlite_authorizer)
     raw.set_progress_handler(con._progress, 10_000)
-    return con
 
 
 def open_postgres(target: Target) -> SqlConnection:

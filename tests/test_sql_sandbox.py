@@ -25,6 +25,7 @@ from pipeline.cli import run
 from pipeline.database import SANDBOX_CONFIG, open_database
 from pipeline.errors import DatabaseError
 from pipeline.query import run_sql
+from pipeline.replica import replica_path
 from tests.conftest import RAW, ROOT
 
 #: What a file in the home folder holds; no output may ever show it.
@@ -261,11 +262,16 @@ def assert_one_line_error(status: int, out: str, err: str) -> None:
 
 
 def assert_untouched(world: Path, before: dict[str, str], db: Path, db_sum: str) -> None:
-    """Nothing written in the working or home folder, no ~/.duckdb, the database unchanged."""
+    """Nothing written in the working or home folder, no ~/.duckdb, the database unchanged;
+    beside it only the attack's replica (``pipeline.replica``), a SQLite file this code can read."""
     assert _tree(world) == before
     assert not (world / "home" / ".duckdb").exists()
     assert _checksum(db) == db_sum
-    assert sorted(p.name for p in db.parent.iterdir()) == [db.name]  # no .wal, no spill files
+    beside = sorted(p.name for p in db.parent.iterdir())
+    assert beside in ([db.name], sorted([db.name, replica_path(db).name])), beside  # no .wal, no spill files
+    if len(beside) == 2:
+        with sqlite3.connect(f"file:{replica_path(db)}?mode=ro", uri=True) as lite:
+            assert lite.execute("SELECT count(*) FROM replica_stamp").fetchone() == (1,)
 
 
 def test_there_are_more_than_a_hundred_distinct_hostile_statements():

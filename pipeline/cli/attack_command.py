@@ -391,14 +391,58 @@ def attack_command(**values: Any) -> None:
     Army lists: wh40k attack --list mine.txt "Khorne Berzerkers#2" --target-list theirs.txt "Crisis Battlesuits"
     """
     given = SimpleNamespace(**values)  # the values of ATTACK_PARAMS, by name
+    duckdb_file = _duckdb_file(given.db)
+    write_replica = False
+    if duckdb_file is not None and not given.explain:  # --explain reads the rule wordings: DuckDB
+        from pipeline.replica import open_replica
+
+        served = open_replica(duckdb_file)
+        if served is None:
+            write_replica = True  # none, or a stale or damaged one: written after this answer
+        else:
+            from pipeline.errors import DatabaseError, Wh40kError
+
+            try:
+                outcome = _outcome(given, served)
+            except Wh40kError as exc:  # a unit not found, a refused option: as DuckDB would say
+                if isinstance(exc, DatabaseError):
+                    outcome = None
+                else:
+                    raise
+            except Exception:  # noqa: BLE001  (ReplicaMiss, or a value of the copy: DuckDB answers, or says why not)
+                outcome = None
+            finally:
+                served.close()
+            if outcome is not None:
+                _show(given, outcome)
+                return
     opening = _Opening(given.db)  # while the engine's modules load
     try:
-        _attack(given, opening)
+        _show(given, _outcome(given, opening.connection))
+        if write_replica:
+            from pipeline.replica import write_replica as write
+
+            sys.stdout.flush()  # the answer first, then the copy
+            write(opening.connection(), duckdb_file)
     finally:
         opening.close()
 
 
-def _attack(given: SimpleNamespace, opening: "_Opening") -> None:
+def _duckdb_file(db: str) -> Path | None:
+    """The DuckDB file ``--db`` names (None for a URL, or one that does not parse: its error is
+    ``open_database``'s)."""
+    from pipeline.targets import parse_target
+
+    try:
+        target = parse_target(db)
+    except Exception:  # noqa: BLE001  (open_database says what is wrong with it, in one line)
+        return None
+    return target.path if target.backend == "duckdb" else None
+
+
+def _outcome(given: SimpleNamespace, connection) -> "AttackOutcome":
+    """The attack ``given`` asks for, read from ``connection`` (a connection, or a function that
+    gives one once the request is checked)."""
     from pipeline.engine.profiles import Context
     from pipeline.engine.service import AttackRequest, attack_with, check_request
 
@@ -441,7 +485,11 @@ def _attack(given: SimpleNamespace, opening: "_Opening") -> None:
         raise InputError("no target: give it with --target (a unit, MEQ, or an inline profile) or --target-list "
                          "THEIRS UNIT")
     check_request(request)  # before the database is read, as pipeline.engine.service.attack
-    outcome = attack_with(opening.connection(), request, explain=given.explain)
+    return attack_with(connection() if callable(connection) else connection, request, explain=given.explain)
+
+
+def _show(given: SimpleNamespace, outcome: "AttackOutcome") -> None:
+    """Print ``outcome`` as ``--format`` asks (notes on stderr), and draw ``--plot``."""
     for line in outcome.notes:
         note(line)
     if given.fmt is AttackFormat.json:

@@ -13,9 +13,7 @@ import difflib
 import re
 from collections import Counter
 from dataclasses import dataclass
-from typing import Literal, Sequence
-
-import duckdb
+from typing import TYPE_CHECKING, Literal, Sequence
 
 from pipeline import limits
 from pipeline.engine.profiles import Context, Target, Weapon
@@ -27,6 +25,9 @@ from pipeline.normalise.names import name_key
 from pipeline.normalise.text import slug
 from pipeline.normalise.weapon_abilities import ParsedWeaponAbility
 from pipeline.query import _rows, _suggest
+
+if TYPE_CHECKING:
+    import duckdb
 
 Phase = Literal["shooting", "fight"]
 
