@@ -83,10 +83,16 @@ def stamp(db: Path) -> str | None:
 @lru_cache(maxsize=1)
 def table_columns() -> dict[str, tuple[str, ...]]:
     """The columns of each replicated table, as declared (``schemas.catalog``)."""
+    return {t: tuple(c for c, _ in cols) for t, cols in _typed_columns().items()}
+
+
+@lru_cache(maxsize=1)
+def _typed_columns() -> dict[str, tuple[tuple[str, str], ...]]:
+    """The columns of each replicated table with their DuckDB type names (``schemas.catalog``)."""
     from schemas.catalog import declared_tables
 
     declared = declared_tables()
-    return {t: tuple(c.name for c in declared[t]) for t in REPLICA_TABLES}
+    return {t: tuple((c.name, c.sql_type) for c in declared[t]) for t in REPLICA_TABLES}
 
 
 def _quote(name: str) -> str:
@@ -242,8 +248,9 @@ def write_replica(con: Any, db: Path) -> Path | None:
     temporary file beside it, renamed over the replica when complete. Returns the replica's
     path, or None when nothing was written: the folder cannot be written, SQLite or DuckDB
     failed, or ``db`` changed while it was copied (its stamp before and after differ)."""
-    import datetime as dt
     import secrets
+
+    from pipeline.service.reader import copy_rows
 
     before = stamp(db)
     if before is None:
@@ -256,13 +263,7 @@ def write_replica(con: Any, db: Path) -> Path | None:
             with lite:
                 for table, statement in create_statements().items():
                     lite.execute(statement)
-                for table, columns in table_columns().items():
-                    names = ", ".join(_quote(c) for c in columns)
-                    rows = con.execute(f"SELECT {names} FROM main.{_quote(table)}").fetchall()
-                    marks = ", ".join("?" * len(columns))
-                    lite.executemany(f"INSERT INTO {_quote(table)} VALUES ({marks})",
-                                     [tuple(v.isoformat() if isinstance(v, dt.date) else v for v in row)
-                                      for row in rows])
+                copy_rows(con, lite, {t: [(c, kind == "DATE") for c, kind in cols] for t, cols in _typed_columns().items()})
                 lite.execute(f"INSERT INTO {STAMP_TABLE} VALUES (?)", (before,))
         finally:
             lite.close()

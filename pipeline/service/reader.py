@@ -58,19 +58,25 @@ def sqlite_copy(con: Any, path: Path) -> None:
         out.execute("PRAGMA journal_mode = OFF")  # a new file, discarded when the copy fails
         out.execute("PRAGMA synchronous = OFF")
         with out:
-            for name in TABLES:
-                columns = metadata.tables[name].columns
-                # a date as the SQLite build stores it (ISO text), turned by DuckDB itself
-                select = ", ".join(f'CAST("{c.name}" AS VARCHAR)' if isinstance(c.type, sa.Date) else f'"{c.name}"'
-                                   for c in columns)
-                cursor = con.execute(f'SELECT {select} FROM "{name}"')
-                marks = ", ".join("?" * len(columns))
-                while rows := cursor.fetchmany(_COPY_BATCH):
-                    out.executemany(f'INSERT INTO "{name}" VALUES ({marks})', rows)
+            copy_rows(con, out, {name: [(c.name, isinstance(c.type, sa.Date)) for c in metadata.tables[name].columns]
+                                 for name in TABLES})
             for statement in backend_view_statements("sqlite"):
                 out.execute(statement)
     finally:
         out.close()
+
+
+def copy_rows(con: Any, out: Any, tables: dict[str, list[tuple[str, bool]]]) -> None:
+    """Copy the rows of ``tables`` (name: its columns as (name, is a date)) from the DuckDB
+    connection ``con`` into the same tables of the SQLite connection ``out``, ``_COPY_BATCH``
+    rows at a time; a date as the SQLite build stores it (ISO text), turned by DuckDB itself.
+    The service's copy and the attack's replica (``pipeline.replica``) both write with it."""
+    for name, columns in tables.items():
+        select = ", ".join(f'CAST("{c}" AS VARCHAR)' if is_date else f'"{c}"' for c, is_date in columns)
+        cursor = con.execute(f'SELECT {select} FROM main."{name}"')
+        marks = ", ".join("?" * len(columns))
+        while rows := cursor.fetchmany(_COPY_BATCH):
+            out.executemany(f'INSERT INTO "{name}" VALUES ({marks})', rows)
 
 
 def _stat(path: Path) -> tuple | None:
