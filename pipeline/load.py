@@ -13,10 +13,12 @@ failed or interrupted build leaves the previous database as it was.
 from __future__ import annotations
 
 import os
+import signal
+import threading
 from collections import defaultdict
+from contextlib import contextmanager
 from pathlib import Path
-
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable, Iterator
 
 import duckdb
 import pyarrow as pa
@@ -99,7 +101,8 @@ def load_database(records: list[Record], db_path: Path | Target) -> dict[str, in
     # rename wins, and each one is a complete database.
     tmp = temp_path(db_path, "build")
     try:
-        rows = _write([*records, schema_info()], tmp)
+        with _ctrl_c_between_statements() as check:
+            rows = _write([*records, schema_info()], tmp, check)
         os.replace(tmp, db_path)
     except duckdb.InterruptException:  # Ctrl-C while DuckDB works: an interrupt like any other
         raise KeyboardInterrupt from None
@@ -116,7 +119,37 @@ def load_database(records: list[Record], db_path: Path | Target) -> dict[str, in
     return rows
 
 
-def _write(records: list[Record], tmp: Path) -> dict[str, int]:
+@contextmanager
+def _ctrl_c_between_statements() -> Iterator[Callable[[], None]]:
+    """Ctrl-C (SIGINT) held while the rows go in, and raised as ``KeyboardInterrupt`` by the
+    ``check()`` this yields, which the loader calls between two statements, and once more on
+    leaving.
+
+    Raised where it lands, an interrupt inside DuckDB comes back in as many shapes as DuckDB has
+    callbacks into Python (``InterruptException``, a ``RuntimeError`` from an Arrow scan, an
+    ``InvalidInputException`` that counting the rows of a registered batch failed, ...); held
+    back, it waits at most one statement (the largest table's insert: a fraction of a second).
+    Outside the main thread, where no signal handler can be set, Ctrl-C is left as it is."""
+    if threading.current_thread() is not threading.main_thread():
+        yield lambda: None
+        return
+    pressed: list[int] = []
+
+    def check() -> None:
+        if pressed:
+            raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGINT, lambda signum, _frame: pressed.append(signum))
+    try:
+        yield check
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    check()
+
+
+def _write(records: list[Record], tmp: Path, check: Callable[[], None] = lambda: None) -> dict[str, int]:
+    """Writes ``records`` to a new DuckDB file ``tmp``; ``check()`` runs between statements
+    (it raises ``KeyboardInterrupt`` after a Ctrl-C: ``_ctrl_c_between_statements``)."""
     by_table: dict[str, list[Record]] = defaultdict(list)
     for record in records:
         by_table[record.__table__].append(record)
@@ -129,14 +162,17 @@ def _write(records: list[Record], tmp: Path) -> dict[str, int]:
             rows = by_table.get(name)
             if not rows:
                 continue
+            check()
             columns = column_values(record_type, rows)
             batch = pa.Table.from_pydict(columns, schema=_arrow_schema(name))
             con.register("_batch", batch)
             con.execute(f'INSERT INTO "{name}" SELECT * FROM _batch')
             con.unregister("_batch")
+        check()
         for statement in view_statements():
             con.execute(statement)
         con.execute("COMMIT")
+        check()
         con.execute("CHECKPOINT")
     finally:
         con.close()
