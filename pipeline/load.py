@@ -101,8 +101,7 @@ def load_database(records: list[Record], db_path: Path | Target) -> dict[str, in
     # rename wins, and each one is a complete database.
     tmp = temp_path(db_path, "build")
     try:
-        with _ctrl_c_between_statements() as check:
-            rows = _write([*records, schema_info()], tmp, check)
+        rows = _write([*records, schema_info()], tmp)
         os.replace(tmp, db_path)
     except duckdb.InterruptException:  # Ctrl-C while DuckDB works: an interrupt like any other
         raise KeyboardInterrupt from None
@@ -120,39 +119,54 @@ def load_database(records: list[Record], db_path: Path | Target) -> dict[str, in
 
 
 @contextmanager
-def _ctrl_c_between_statements() -> Iterator[Callable[[], None]]:
-    """Ctrl-C (SIGINT) held while the rows go in, and raised as ``KeyboardInterrupt`` by the
-    ``check()`` this yields, which the loader calls between two statements, and once more on
-    leaving.
+def _signals_between_statements() -> Iterator[Callable[[], None]]:
+    """Ctrl-C (SIGINT) and SIGTERM held while the rows go in, and delivered by the ``check()``
+    this yields, which the loader calls between two statements, and once more on leaving:
+    the handlers in place before (Python's ``KeyboardInterrupt``, the build's SIGTERM handler)
+    are put back and the signal raised again, so it acts as it would have where it landed.
 
-    Raised where it lands, an interrupt inside DuckDB comes back in as many shapes as DuckDB has
+    Raised where it lands, a signal inside DuckDB comes back in as many shapes as DuckDB has
     callbacks into Python (``InterruptException``, a ``RuntimeError`` from an Arrow scan, an
     ``InvalidInputException`` that counting the rows of a registered batch failed, ...); held
     back, it waits at most one statement (the largest table's insert: a fraction of a second).
-    Outside the main thread, where no signal handler can be set, Ctrl-C is left as it is."""
+    Outside the main thread, where no handler can be set, signals are left as they are; an
+    ignored signal stays ignored."""
     if threading.current_thread() is not threading.main_thread():
         yield lambda: None
         return
     pressed: list[int] = []
+    previous: dict[int, object] = {}
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        if signal.getsignal(signum) not in (signal.SIG_IGN, None):
+            previous[signum] = signal.signal(signum, lambda number, _frame: pressed.append(number))
+
+    def restore() -> None:
+        while previous:
+            signum, handler = previous.popitem()
+            signal.signal(signum, handler)
 
     def check() -> None:
         if pressed:
-            raise KeyboardInterrupt
+            restore()
+            signal.raise_signal(pressed[0])  # the handler of before runs (and raises) here
 
-    previous = signal.signal(signal.SIGINT, lambda signum, _frame: pressed.append(signum))
     try:
         yield check
     finally:
-        signal.signal(signal.SIGINT, previous)
+        restore()
     check()
 
 
-def _write(records: list[Record], tmp: Path, check: Callable[[], None] = lambda: None) -> dict[str, int]:
-    """Writes ``records`` to a new DuckDB file ``tmp``; ``check()`` runs between statements
-    (it raises ``KeyboardInterrupt`` after a Ctrl-C: ``_ctrl_c_between_statements``)."""
-    by_table: dict[str, list[Record]] = defaultdict(list)
-    for record in records:
-        by_table[record.__table__].append(record)
+def _write(records: list[Record], tmp: Path) -> dict[str, int]:
+    """Writes ``records`` to a new DuckDB file ``tmp``; a Ctrl-C or SIGTERM meanwhile is
+    delivered between two statements (``_signals_between_statements``)."""
+    by_table = _by_table(records)
+    with _signals_between_statements() as check:
+        _insert(by_table, tmp, check)
+    return {name: len(by_table.get(name, [])) for name in RECORD_OF_TABLE}
+
+
+def _insert(by_table: dict[str, list[Record]], tmp: Path, check: Callable[[], None]) -> None:
     con = duckdb.connect(str(tmp))
     try:
         con.execute("BEGIN TRANSACTION")
@@ -176,7 +190,6 @@ def _write(records: list[Record], tmp: Path, check: Callable[[], None] = lambda:
         con.execute("CHECKPOINT")
     finally:
         con.close()
-    return {name: len(by_table.get(name, [])) for name in RECORD_OF_TABLE}
 
 
 def _by_table(records: list[Record]) -> dict[str, list[Record]]:

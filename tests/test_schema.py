@@ -1,6 +1,8 @@
 """The SQL tables are derived from the records: check that they agree, column by column."""
 
 import datetime as dt
+import os
+import signal
 
 import duckdb
 import pytest
@@ -47,14 +49,20 @@ def test_records_round_trip_through_duckdb(tmp_path):
     assert con.execute("SELECT version_date FROM sources").fetchone()[0] == dt.date(2024, 6, 1)
 
 
-def test_a_ctrl_c_during_the_load_is_held_until_between_two_statements(tmp_path, monkeypatch):
-    # A SIGINT that lands inside DuckDB comes back wrapped in whatever DuckDB was doing (CI once
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_during_the_load_is_held_until_between_two_statements(tmp_path, monkeypatch, signum):
+    # A signal that lands inside DuckDB comes back wrapped in whatever DuckDB was doing (CI once
     # saw "counting the rows of the object registered as '_batch' failed: KeyboardInterrupt");
-    # held back, it ends the load as a KeyboardInterrupt after the statement, with no file left.
-    import os
-    import signal
-
+    # held back, it reaches its own handler after the statement, and no file is left.
     import pipeline.load as load
+
+    received = []
+
+    def on_sigterm(number, _frame):  # as the build's handler: noted, then an interrupt
+        received.append(number)
+        raise KeyboardInterrupt
+
+    previous_sigterm = signal.signal(signal.SIGTERM, on_sigterm)
 
     source = Source(
         source_id="s", title="t", file="f.txt", format="x", publisher="p", edition=10,
@@ -67,18 +75,23 @@ def test_a_ctrl_c_during_the_load_is_held_until_between_two_statements(tmp_path,
     real = load.column_values
 
     def interrupted_column_values(record_type, rows):
-        os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C in the middle of the first table
+        os.kill(os.getpid(), signum)  # in the middle of the first table
         values = real(record_type, rows)
         finished.append(record_type.__table__)
         return values
 
     monkeypatch.setattr(load, "column_values", interrupted_column_values)
-    with pytest.raises(KeyboardInterrupt):
-        load_database([source], db)
-    assert finished == ["sources"]  # the table's statement ran to its end, then the interrupt
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            load_database([source], db)
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        assert signal.getsignal(signal.SIGTERM) is on_sigterm
+    finally:
+        signal.signal(signal.SIGTERM, previous_sigterm)
+    assert finished == ["sources"]  # the table's statement ran to its end, then the signal
+    assert received == ([signal.SIGTERM] if signum == signal.SIGTERM else [])
     assert db.read_bytes() == previous
     assert sorted(p.name for p in tmp_path.iterdir()) == ["x.duckdb"]
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
 def test_records_are_strict_and_frozen():
