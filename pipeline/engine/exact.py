@@ -2482,7 +2482,7 @@ def _pending_work(plans: Sequence["_Plan"], target: Target) -> int:
     work = 0
     for plan in plans:
         per_cell = states if dense else _trim(plan.normal_damage).size
-        cells = int(np.prod([size for size, _ in pending], dtype=np.int64))
+        cells = math.prod(int(size) for size, _ in pending)
         if plan.joint is None:
             events = _truncated(plan.stages["unsaved"]).size - 1
             if cells == 1 and dense:
@@ -2495,7 +2495,7 @@ def _pending_work(plans: Sequence["_Plan"], target: Target) -> int:
         p_nonzero, D, cap = _mortal_events(plan.mortal_damage, target)
         outcome = _thinned(plan.joint.outcome, p_nonzero)
         rows, cols = outcome.shape
-        size = _pending_size(count.tobytes(), outcome.tobytes(), outcome.shape, cap)
+        size = int(_pending_size(count.tobytes(), outcome.tobytes(), outcome.shape, cap))
         if pending and _same_events(pending[-1][1], D):
             fold = pending[-1][0]
             size = min(cap, size + fold - 1)
@@ -2507,7 +2507,7 @@ def _pending_work(plans: Sequence["_Plan"], target: Target) -> int:
             else:
                 work += units * size * cells * states * (rows * per_cell + rows * cols)
             pending.append((size, D))
-        cells = int(np.prod([size for size, _ in pending], dtype=np.int64))
+        cells = math.prod(int(size) for size, _ in pending)
         work += cells * states * states + size.bit_length() * states ** 3
     return work
 

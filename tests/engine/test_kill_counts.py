@@ -21,6 +21,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pipeline import limits
 from pipeline.engine import exact, kill_counts, last_expanded
 from pipeline.engine.profiles import Context, Target, Weapon
 from pipeline.engine.simulate import simulate_trials
@@ -249,3 +250,23 @@ def test_two_devastating_weapons_of_different_damage_against_20_models_of_25_wou
     destroyed = simulate_trials(weapons, target, Context(), trials=4_000, seed=5).models_destroyed
     spread = max(destroyed.std(ddof=1), 1 / 4_000)
     assert abs(destroyed.mean() - result.models_destroyed.mean) <= 5 * spread / np.sqrt(4_000)
+
+
+def test_fifteen_devastating_weapons_take_the_kill_counts_not_an_overflowed_estimate():
+    # The main chain's estimate multiplies one pending count per weapon: 15 of them pass 2^63,
+    # which an int64 product wrapped round (to a small or negative work), so the main chain was
+    # taken and asked for hundreds of GiB. Python integers do not wrap.
+    target = Target(toughness=4, save=3, wounds=4, models=20, name="20 x W4")
+    damages = ("1", "2", "3", "D3", "D6", "D3+1", "4", "5", "6", "D6+1", "2D3", "D6+2", "3D3", "2D6", "7")
+    weapons = [Weapon(name=f"d{d}", attacks=dice("1"), skill=3, strength=4, armour_penetration=0, damage=dice(d),
+                      models=400, devastating_wounds=True) for d in damages]
+    plans = _plans(weapons, target, Context())
+    # one more weapon is never less work (a wrapped product broke this from the 13th weapon on)
+    works = [exact._pending_work(plans[:n], target) for n in range(1, len(plans) + 1)]
+    assert works == sorted(works) and works[-1] > 2 ** 64
+    assert exact.chain_work(plans, target) == exact._kill_counts_work(plans, target) < limits.MAX_ENGINE_WORK
+    result = exact.resolve(weapons, target)
+    pmf = result.models_destroyed.pmf
+    assert pmf.size == 21 and abs(pmf.sum() - 1.0) <= 1e-12
+    destroyed = simulate_trials(weapons, target, Context(), trials=4_000, seed=5).models_destroyed
+    assert abs(destroyed.mean() - result.models_destroyed.mean) <= 5 * destroyed.std(ddof=1) / np.sqrt(4_000)
