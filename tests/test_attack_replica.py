@@ -157,6 +157,10 @@ def _crafted(path: Path, case: str) -> None:
             lite.execute("DROP TABLE weapon_profiles")
         elif case == "extra trigger":
             lite.execute("CREATE TRIGGER t AFTER INSERT ON datasheets BEGIN SELECT 1; END")
+        elif case == "extra index":
+            lite.execute("CREATE INDEX extra ON datasheets (name)")
+        elif case == "missing index":
+            lite.execute("DROP INDEX weapon_profiles_datasheet_id")
         elif case == "extra view":
             lite.execute("CREATE VIEW datasheets_v AS SELECT * FROM datasheets")
         elif case == "a table swapped for a view":
@@ -168,7 +172,7 @@ def _crafted(path: Path, case: str) -> None:
 
 
 @pytest.mark.parametrize("case", ["garbage", "truncated", "empty", "wrong stamp", "missing table", "extra trigger",
-                                  "extra view", "a table swapped for a view", "two stamps"])
+                                  "extra index", "missing index", "extra view", "a table swapped for a view", "two stamps"])
 def test_a_crafted_or_damaged_replica_is_not_read(monkeypatch, capsys, db, case):
     expected = from_duckdb(monkeypatch, capsys, db, ATTACKS[4])
     attack(capsys, db, ATTACKS[0])
