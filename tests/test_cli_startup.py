@@ -115,6 +115,8 @@ def test_attack_json_imports_only_what_it_uses(db):
     assert commands == {"pipeline.cli.attack_command", "pipeline.cli.options", "pipeline.cli.failures",
                         "pipeline.cli.output"}
     assert not tops(modules) & {"typer", "click", "shellingham"}
+    # OpenBLAS started with one thread (pipeline.cli sets OPENBLAS_NUM_THREADS): nothing to limit
+    assert "threadpoolctl" not in modules
     # no parser, no fetch, no rule wordings without --explain, no rich for JSON; no pydantic: the
     # engine's dice are schemas.dice.DiceExpr (a dataclass), the schema check reads the kept catalog
     # (schemas.catalog.declared_tables), and a standard target reads no effects (schemas.records)
