@@ -1,8 +1,9 @@
 """One declaration of each edition's attack rules, read by the exact engine and the simulator.
 
 The rules are data in ``edition_rules.toml`` beside this module (each with its rule key, its
-source and a quote of its wording), loaded once into frozen records (``pipeline.engine.record``:
-light frozen dataclasses): ``rules_for(edition)`` gives an ``EditionRules``. The code that
+source and a quote of its wording; read through ``pipeline.toml_cache``), loaded once into
+frozen records (``pipeline.engine.record``: light frozen dataclasses): ``rules_for(edition)``
+gives an ``EditionRules``. The code that
 interprets them is here too, once for both engines: the wound table (``wound_roll_target``),
 the order of modifiers and the characteristic limits (``apply_modifiers``, ``limit``), and the
 meaning of each weapon ability (``weapon_ability``, ``grant_ability``: what "has the [LETHAL
@@ -18,7 +19,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import tomllib
 from fractions import Fraction
 from functools import lru_cache
 from pathlib import Path
@@ -26,6 +26,7 @@ from typing import Literal, Sequence
 
 from pipeline.engine.record import Record
 from pipeline.errors import InputError
+from pipeline.toml_cache import read_toml
 
 RULES_FILE = Path(__file__).resolve().parent / "edition_rules.toml"
 
@@ -232,7 +233,7 @@ def _section(cls, data: dict):
 
 @lru_cache(maxsize=1)
 def _load() -> tuple[dict[int, EditionRules], dict[str, AbilityMeaning], dict[str, OptionMeaning]]:
-    data = tomllib.loads(RULES_FILE.read_text(encoding="utf-8"))
+    data = read_toml(RULES_FILE)
     editions = {}
     for number, entry in data["edition"].items():
         sections = {name: _section(cls, entry[name]) for name, cls in _SECTIONS.items()}
