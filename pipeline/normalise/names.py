@@ -29,6 +29,7 @@ key is only for comparison (``chaos`` becomes ``chao`` on both sides), never sto
 
 from __future__ import annotations
 
+import os
 import re
 import unicodedata
 from functools import lru_cache
@@ -90,6 +91,18 @@ def _singular(word: str) -> str:
     if word[-1] in "sz":
         return word[:-1]
     return word
+
+
+def name_key_fingerprint() -> str:
+    """What ``name_key`` gives depends on, for keys kept on disk (the attack's replica,
+    ``pipeline.replica``): the size and modification time (nanoseconds) of this module, of
+    ``pipeline.normalise.text`` (``plain_hyphens``) and of the spelling table, and the Unicode
+    version of ``unicodedata``. Keys kept with another fingerprint may be stale. Raises
+    ``OSError`` when a file cannot be read."""
+    from pipeline.normalise import text
+
+    stats = [os.stat(path) for path in (__file__, text.__file__, SPELLINGS_FILE)]
+    return " ".join([*(f"{st.st_size}:{st.st_mtime_ns}" for st in stats), unicodedata.unidata_version])
 
 
 @lru_cache(maxsize=65536)
