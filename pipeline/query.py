@@ -7,7 +7,6 @@ names), so callers can render them as a table, JSON or CSV.
 
 from __future__ import annotations
 
-import difflib
 import re
 import threading
 from contextlib import contextmanager
@@ -432,6 +431,8 @@ def _close(name: str, candidates: list[str], n: int = 5) -> list[str]:
     """
     if len(name) > MAX_NAME_LENGTH:
         return []
+    import difflib  # for a miss alone
+
     lowered = list(dict.fromkeys(c.lower() for c in candidates))
     close = difflib.get_close_matches(name.lower(), lowered, n=n, cutoff=0.5)
     if not close:

@@ -9,7 +9,6 @@ The target's invulnerable save follows its scope (ranged or melee attacks only, 
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -469,6 +468,8 @@ def _closest_kinds(name: str, kinds: dict[str, set[bool]]) -> set[bool]:
     """``is_melee`` values of the weapon profile whose name is closest to an unmatched ``name``
     ({True} for "crushing teeth and jaws" next to "Crushing teeth and claws"); both when none is
     close."""
+    import difflib  # for an unmatched name alone
+
     by_key = {_weapon_key(n): n for n in kinds}
     close = difflib.get_close_matches(_weapon_key(name), list(by_key), n=1, cutoff=0.6)
     return kinds[by_key[close[0]]] if close else {False, True}
