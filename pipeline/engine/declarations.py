@@ -2,7 +2,7 @@
 
 The rules are data in ``edition_rules.toml`` beside this module (each with its rule key, its
 source and a quote of its wording; read through ``pipeline.toml_cache``), loaded once into
-frozen records (``pipeline.engine.record``: light frozen dataclasses): ``rules_for(edition)``
+frozen records (``pipeline.frozen_record``: light frozen dataclasses): ``rules_for(edition)``
 gives an ``EditionRules``. The code that
 interprets them is here too, once for both engines: the wound table (``wound_roll_target``),
 the order of modifiers and the characteristic limits (``apply_modifiers``, ``limit``), and the
@@ -24,7 +24,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal, Sequence
 
-from pipeline.engine.record import Record
+from pipeline.frozen_record import FrozenRecord
 from pipeline.errors import InputError
 from pipeline.toml_cache import read_toml
 
@@ -34,7 +34,7 @@ ModifierKind = Literal["set", "multiply", "add", "divide", "subtract"]
 MODIFIER_KINDS: tuple[str, ...] = ("set", "multiply", "add", "divide", "subtract")
 
 
-class Declared(Record):
+class Declared(FrozenRecord):
     """What every declared rule has: its rule key, its source and the quoted wording."""
 
     key: str
@@ -149,7 +149,7 @@ class DevastatingWounds(Declared):
     ends_attack_sequence: bool
 
 
-class EditionRules(Record):
+class EditionRules(FrozenRecord):
     """The attack rules of one edition (``edition_rules.toml``, ``[edition.N]``)."""
 
     edition: int
@@ -178,7 +178,7 @@ class EditionRules(Record):
     reroll_one: RerollOne
 
 
-class AbilityMeaning(Record):
+class AbilityMeaning(FrozenRecord):
     """What a weapon ability does: the ``Weapon`` field it sets ("" for one that changes nothing
     in an attack), its parameter (``none``, ``dice``, ``count``, ``optional-count``,
     ``keyword-threshold``), its condition and effect in words, its 11th-edition section, and the
@@ -193,7 +193,7 @@ class AbilityMeaning(Record):
     editions: tuple[int, ...] = (10, 11)
 
 
-class OptionMeaning(Record):
+class OptionMeaning(FrozenRecord):
     """A situational option of an attack (a ``Context`` field) as condition -> effect."""
 
     name: str
@@ -344,7 +344,7 @@ def limit(characteristic: str, value: int, rules: EditionRules) -> int:
     return value
 
 
-class Modifier(Record):
+class Modifier(FrozenRecord):
     """One modifier to a value: ``kind`` one of ``MODIFIER_KINDS``, ``amount`` its number
     (``set`` 3 changes the value to 3; ``multiply`` 2 doubles it; ``divide`` 2 halves it)."""
 

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Sequence
 
 from pipeline import limits
 from pipeline.engine.profiles import Context, Target, Weapon
 from pipeline.errors import InputError, NotFoundError
+from pipeline.frozen_record import FrozenRecord
 from pipeline.limits import limit_error
 from pipeline.normalise.characteristics import make_dice
 from pipeline.normalise import composition
@@ -31,8 +31,7 @@ if TYPE_CHECKING:
 Phase = Literal["shooting", "fight"]
 
 
-@dataclass(frozen=True)
-class DatasheetRows:
+class DatasheetRows(FrozenRecord):
     """The rows of one datasheet a target is read from (``target_from_datasheet``), each in the
     order the readers take them: ``model_profiles`` (dicts, by line), ``composition`` ((model_name,
     min_models, max_models, text) by line), ``unit_costs`` (descriptions), ``keywords``,
@@ -361,8 +360,7 @@ def match_weapon(name: str, weapon_names: Sequence[str] | set[str]) -> str | Non
     return next((by_key[k] for k in _name_keys(name) if k in by_key), None)
 
 
-@dataclass(frozen=True)
-class Loadout:
+class Loadout(FrozenRecord):
     """A datasheet's default weapons in one phase, read from its loadout lines.
 
     ``fired``: weapon name -> how many of it the unit fires (the models of each line times the

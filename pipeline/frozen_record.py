@@ -1,9 +1,16 @@
-"""Frozen records: light classes of named fields, for the engine's declarations.
+"""Frozen records: light classes of named fields, for the records every attack's start makes.
 
 ``@dataclass(frozen=True)`` writes the methods of each class as source text and compiles them
 when the class is made, about 1 ms a class: the 24 classes of ``pipeline.engine.declarations``
-took some 23 ms of every attack's start. A subclass of ``Record`` behaves as such a dataclass
-for what the declarations need, with methods shared by every record (nothing compiled):
+took some 23 ms of every attack's start. A subclass of ``FrozenRecord`` behaves as such a
+dataclass for what those records need, with methods shared by every record (nothing compiled).
+The declarations, and the records of the attack's own modules that no caller copies with
+``dataclasses.replace`` or reads with ``asdict`` (``pipeline.targets.Target``, the command's
+``Param``, the engine's wound options and event streams, a loadout) are such records; the
+engine's public records (``Weapon``, ``Context``, ``Target``, ``AttackResult``, ...) stay
+dataclasses.
+
+What a ``FrozenRecord`` is:
 
 - its fields are its annotations, in order, those of its base records first (``FIELDS``); an
   annotation with a value gives that field its default;
@@ -16,7 +23,7 @@ for what the declarations need, with methods shared by every record (nothing com
 It is no dataclass: ``dataclasses.replace``, ``asdict`` and ``fields`` do not take it
 (``FIELDS`` lists the fields).
 
->>> class Point(Record):
+>>> class Point(FrozenRecord):
 ...     x: int
 ...     y: int = 0
 >>> Point(1), Point(1, y=2) == Point(x=1, y=2), Point.FIELDS
@@ -28,7 +35,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 
-class Record:
+class FrozenRecord:
     """The base of frozen records (see the module's docstring)."""
 
     #: The names of the fields, in order (the annotations of the base records first).

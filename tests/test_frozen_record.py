@@ -1,4 +1,4 @@
-"""``pipeline.engine.record.Record`` behaves as a frozen dataclass of the same fields."""
+"""``pipeline.frozen_record.FrozenRecord`` behaves as a frozen dataclass of the same fields."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ import pickle
 
 import pytest
 
-from pipeline.engine.record import Record
+from pipeline.frozen_record import FrozenRecord
 
 
-class Base(Record):
+class Base(FrozenRecord):
     key: str
     source: str
 
@@ -74,7 +74,7 @@ def test_wrong_arguments_raise_type_error_as_a_dataclass_does(args, kwargs, mess
 
 
 def test_an_unhashable_field_makes_the_record_unhashable():
-    class Bounds(Record):
+    class Bounds(FrozenRecord):
         bounds: dict
 
     with pytest.raises(TypeError):
