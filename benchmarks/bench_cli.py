@@ -9,8 +9,8 @@ built from the seeds when missing, and 20 runs). Prints figures, asserts nothing
 - ``wh40k --help`` (answered from ``pipeline.commands`` without typer: about the reference);
 - ``wh40k attack "Battle Sisters Squad" --target MEQ --format json`` (issue 14: under 0.15 s), and
   the same with ``--explain`` (the rule wordings looked up), and the attack's excess over its
-  floor, ``import numpy`` (its median minus the floor's, wall and CPU): these read the attack's SQLite replica
-  (``pipeline.replica``), written by the warm-up run;
+  floor, ``import numpy`` (its median minus the floor's, wall and CPU): these read the attack's
+  SQLite replica (``pipeline.replica``), written by the warm-up run;
 - apart, the first attack on the database, which reads DuckDB and then writes the replica
   (its replica removed before each of ``FIRST_RUNS`` runs);
 
