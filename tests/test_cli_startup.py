@@ -265,3 +265,33 @@ def test_a_plain_attack_runs_without_the_cyclic_collector_and_typer_with_it(db):
 
     assert collector("attack", "Battle Sisters Squad", "--target", "MEQ", "--format", "json", "--db", str(db)) is False
     assert collector("attack", "--help") is True
+
+
+_EXIT_PROBE = """
+import atexit, json, sys, weakref
+sys.argv = ["wh40k", *json.loads(sys.argv[1])]
+class Kept:
+    pass
+kept = Kept()
+weakref.finalize(kept, print, "finalized", file=sys.stderr)
+atexit.register(print, "exit function ran", file=sys.stderr)
+atexit.register(print, "printed at exit")
+from pipeline.wh40k import main
+main()
+"""
+
+
+@pytest.mark.parametrize("args, status", [
+    (["attack", "Battle Sisters Squad", "--target", "MEQ", "--format", "json"], 0),
+    (["attack", "No Such Unit", "--target", "MEQ"], 1),
+])
+def test_the_attack_ends_without_teardown_but_with_its_exit_functions(db, args, status):
+    out = subprocess.run([sys.executable, "-c", _EXIT_PROBE, json.dumps([*args, "--db", str(db)])],
+                         capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == status, out.stderr
+    assert out.stderr.splitlines()[-2:] == ["exit function ran", "finalized"]
+    if status == 0:
+        answer, printed = out.stdout.rsplit("\n", 2)[:2]
+        assert json.loads(answer)["attacker"] == "Battle Sisters Squad" and printed == "printed at exit"
+    else:
+        assert out.stderr.startswith("Error: no unit named 'No Such Unit'") and out.stdout == "printed at exit\n"
