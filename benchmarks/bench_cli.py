@@ -137,7 +137,7 @@ def in_process(args: list[str], env: dict[str, str] | None = None) -> tuple[floa
 
 
 #: The console script's entry point, run by the interpreter (for ``-X importtime``).
-_CONSOLE = "import sys; sys.argv[0] = 'wh40k'; from pipeline.wh40k import main; main()"
+_CONSOLE = "import sys; sys.argv[0] = 'wh40k'; from pipeline.wh40k import console; console()"
 
 
 def _report(title: str, figures: dict[str, dict[str, float]], runs: int) -> None:

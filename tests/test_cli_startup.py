@@ -276,8 +276,8 @@ kept = Kept()
 weakref.finalize(kept, print, "finalized", file=sys.stderr)
 atexit.register(print, "exit function ran", file=sys.stderr)
 atexit.register(print, "printed at exit")
-from pipeline.wh40k import main
-main()
+from pipeline.wh40k import console
+console()
 """
 
 
@@ -286,6 +286,7 @@ main()
     (["attack", "No Such Unit", "--target", "MEQ"], 1),
 ])
 def test_the_attack_ends_without_teardown_but_with_its_exit_functions(db, args, status):
+    # pipeline.wh40k.console (the console script): os._exit once the exit functions have run
     out = subprocess.run([sys.executable, "-c", _EXIT_PROBE, json.dumps([*args, "--db", str(db)])],
                          capture_output=True, text=True, cwd=ROOT)
     assert out.returncode == status, out.stderr
