@@ -57,7 +57,11 @@ class FrozenRecord:
         cls.DEFAULTS = defaults
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        fields, name = self.FIELDS, type(self).__qualname__
+        fields = self.FIELDS
+        if not kwargs and len(args) == len(fields):  # every field by position: the common case
+            self.__dict__.update(zip(fields, args))
+            return
+        name = type(self).__qualname__
         if len(args) > len(fields):
             raise TypeError(f"{name}.__init__() takes {len(fields) + 1} positional arguments but "
                             f"{len(args) + 1} were given")
