@@ -10,7 +10,6 @@ process, and the list of commands needs neither. ``tests/test_cli_startup.py`` c
 from __future__ import annotations
 
 import os
-import textwrap
 
 #: The line printed for a Ctrl-C that lands before any command runs (exit status 130).
 INTERRUPTED = "Interrupted: nothing was changed"
@@ -67,6 +66,8 @@ def _columns() -> int:
 
 def _definitions(rows: list[tuple[str, str]], width: int) -> list[str]:
     """click's definition list (``HelpFormatter.write_dl``, indent 2, spacing 2) of ``rows``."""
+    import textwrap  # for the help alone: this table of commands is imported by every command
+
     first_col = min(max(len(name) for name, _ in rows), 30) + 2
     text_width = max(width - first_col - 2, 10)
     lines = []
@@ -88,6 +89,8 @@ def help_text() -> str | None:
     >>> help_text().splitlines()[0] if _columns() >= 80 else "Usage: wh40k [OPTIONS] COMMAND [ARGS]..."
     'Usage: wh40k [OPTIONS] COMMAND [ARGS]...'
     """
+    import textwrap
+
     if _columns() < 80:
         return None
     width = 78

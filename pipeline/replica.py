@@ -6,14 +6,16 @@ The first attack on a DuckDB file, after it has printed its answer, copies ``REP
 into ``.<db>.attack.sqlite`` beside the database (``replica_path``), written to a temporary
 file in the same folder and renamed over the old replica (``os.replace``). Later attacks open it
 read-only (``open_replica``) and read from it; ``--explain`` (the rule wordings) always reads
-DuckDB.
+DuckDB. The replica indexes the columns an attack looks rows up by (``INDEXED_COLUMNS``) and
+keeps the name key of each datasheet (``NAME_KEYS_TABLE``, indexed).
 
 The replica is keyed by ``stamp``: the DuckDB file's device, inode, size and modification time
-(nanoseconds), whether its write-ahead log exists, the schema version and ``REPLICA_VERSION``.
+(nanoseconds), whether its write-ahead log exists, the schema version, ``REPLICA_VERSION`` and
+the fingerprint of ``name_key`` (``pipeline.normalise.names.name_key_fingerprint``).
 A rebuilt database (a new file renamed over the old) has another stamp. ``open_replica`` trusts
-nothing of the file: its catalog must be exactly the tables ``create_statements`` makes (no
-view, trigger or index), its stamp that of the database now; anything else, or any SQLite
-error, and the attack reads DuckDB (a query failing on the replica raises ``ReplicaMiss``, and
+nothing of the file: its catalog must be exactly the tables ``create_statements`` and the
+indexes ``index_statements`` make (no view, trigger or other index), its stamp that of the
+database now; anything else, or any SQLite error, and the attack reads DuckDB (a query failing on the replica raises ``ReplicaMiss``, and
 the command runs again on DuckDB). An unwritable folder means no replica and no message.
 
 SQLite answers as DuckDB does here (``ReplicaConnection``): ``ORDER BY`` puts NULLs last
@@ -47,10 +49,24 @@ REPLICA_TABLES = (
 )
 
 #: The version of the replica's layout: part of its stamp (a new one makes every replica stale).
-REPLICA_VERSION = 1
+#: 2: the indexes of ``INDEXED_COLUMNS``, the name keys (``NAME_KEYS_TABLE``).
+REPLICA_VERSION = 2
+
+#: The columns an attack looks rows up by, each with an index in the replica (in every table
+#: that has it): an attack's queries select the rows of one datasheet (``WHERE datasheet_id =
+#: ?``), which without an index each scan a whole table (some 40 ms of the 16 queries of a
+#: plain attack), and the latest edition is ``max(edition)`` of the datasheets.
+INDEXED_COLUMNS = ("datasheet_id", "leader_datasheet_id", "bodyguard_datasheet_id")
+#: Indexes of one table's column: (table, column).
+INDEXED_TABLE_COLUMNS = (("datasheets", "edition"),)
 
 #: The table of the replica that holds its stamp (one row).
 STAMP_TABLE = "replica_stamp"
+
+#: The table of the replica that holds the name key (``name_key``) of each datasheet's name:
+#: (``name_key``, ``datasheet_id``), indexed by key. Finding a unit by name then reads the
+#: datasheets of one key, not every datasheet's name to key it (some 25 ms of an attack).
+NAME_KEYS_TABLE = "datasheet_name_keys"
 
 
 class ReplicaMiss(Exception):
@@ -68,16 +84,20 @@ def replica_path(db: Path) -> Path:
 
 def stamp(db: Path) -> str | None:
     """The key of a replica of ``db`` (JSON text): device, inode, size and mtime_ns of the file,
-    whether ``<db>.wal`` exists, the schema version, ``REPLICA_VERSION``. None when ``db`` cannot
-    be read (no replica then)."""
+    whether ``<db>.wal`` exists, the schema version, ``REPLICA_VERSION``, and what the name keys
+    depend on (``name_key_fingerprint``: a changed ``name_key`` makes the replica stale). None
+    when ``db`` cannot be read (no replica then)."""
+    from pipeline.normalise.names import name_key_fingerprint
     from schemas.catalog import schema_version
 
     try:
         st = db.stat()
+        keys = name_key_fingerprint()
     except OSError:
         return None
     wal = db.with_name(db.name + ".wal").exists()
-    return json.dumps([st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, wal, schema_version(), REPLICA_VERSION])
+    return json.dumps([st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, wal, schema_version(), REPLICA_VERSION,
+                       keys])
 
 
 @lru_cache(maxsize=1)
@@ -104,7 +124,27 @@ def create_statements() -> dict[str, str]:
     (columns without a type: SQLite keeps each value as given)."""
     out = {t: f"CREATE TABLE {_quote(t)} ({', '.join(_quote(c) for c in cols)})" for t, cols in table_columns().items()}
     out[STAMP_TABLE] = f'CREATE TABLE {STAMP_TABLE} ("stamp")'
+    out[NAME_KEYS_TABLE] = f'CREATE TABLE {NAME_KEYS_TABLE} ("name_key", "datasheet_id")'
     return out
+
+
+def index_statements() -> dict[str, tuple[str, str]]:
+    """The replica's indexes: index name -> (its table, its ``CREATE INDEX`` text as
+    ``sqlite_master`` keeps it), one for each column of ``INDEXED_COLUMNS`` a table has and
+    one for each of ``INDEXED_TABLE_COLUMNS``, and the name keys' (``NAME_KEYS_TABLE``).
+
+    >>> index_statements()["keywords_datasheet_id"]
+    ('keywords', 'CREATE INDEX "keywords_datasheet_id" ON "keywords" ("datasheet_id")')
+    """
+    pairs = [(t, c) for t, cols in table_columns().items() for c in INDEXED_COLUMNS if c in cols]
+    return {f"{t}_{c}": (t, f"CREATE INDEX {_quote(f'{t}_{c}')} ON {_quote(t)} ({_quote(c)})")
+            for t, c in [*pairs, *INDEXED_TABLE_COLUMNS, (NAME_KEYS_TABLE, "name_key")]}
+
+
+def _catalog() -> set[tuple[str, str, str, str]]:
+    """The rows of ``sqlite_master`` (type, name, table, sql) of a replica this code writes."""
+    return ({("table", t, t, s) for t, s in create_statements().items()}
+            | {("index", name, t, s) for name, (t, s) in index_statements().items()})
 
 
 class _Fetched:
@@ -136,6 +176,13 @@ class ReplicaConnection(SqlConnection):
     """A read-only connection to a replica, with DuckDB's ``execute``: ``?`` placeholders, the
     rows as DuckDB gives them, NULLs last in ``ORDER BY``. Raises ``ReplicaMiss`` for any SQLite
     error (a table the replica does not hold, a damaged page)."""
+
+    def datasheet_index(self):
+        """The datasheets by name (``pipeline.query.datasheet_index``), looked up in the name
+        keys the replica keeps (``NAME_KEYS_TABLE``)."""
+        from pipeline.query import KeyedDatasheetIndex
+
+        return KeyedDatasheetIndex(self, NAME_KEYS_TABLE)
 
     def execute(self, sql: str, params: Sequence[Any] | None = None) -> SqlCursor:
         try:
@@ -210,7 +257,7 @@ def _fold(method: str):
 
 def open_replica(db: Path) -> ReplicaConnection | None:
     """A read-only connection to the replica of the DuckDB file ``db`` when it is one this code
-    writes (its catalog exactly ``create_statements``) and its stamp is ``db``'s now; else None
+    writes (its catalog exactly ``create_statements`` and ``index_statements``) and its stamp is ``db``'s now; else None
     (no replica, a stale, damaged or crafted one, any SQLite error)."""
     path = replica_path(db)
     if not path.is_file():
@@ -222,7 +269,7 @@ def open_replica(db: Path) -> ReplicaConnection | None:
     try:
         raw = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=ro", uri=True, check_same_thread=False)
         catalog = raw.execute("SELECT type, name, tbl_name, sql FROM sqlite_master").fetchall()
-        wanted = {("table", t, t, s) for t, s in create_statements().items()}
+        wanted = _catalog()
         if len(catalog) != len(wanted) or set(catalog) != wanted:
             raw.close()
             return None
@@ -244,12 +291,13 @@ def open_replica(db: Path) -> ReplicaConnection | None:
 
 def write_replica(con: Any, db: Path) -> Path | None:
     """Write the replica of the DuckDB file ``db`` from ``con`` (a DuckDB connection to it):
-    ``REPLICA_TABLES`` copied in the order DuckDB reads them, with ``stamp(db)``; into a
-    temporary file beside it, renamed over the replica when complete. Returns the replica's
+    ``REPLICA_TABLES`` copied in the order DuckDB reads them, with the name key of each
+    datasheet (``NAME_KEYS_TABLE``) and ``stamp(db)``; into a temporary file beside it, renamed over the replica when complete. Returns the replica's
     path, or None when nothing was written: the folder cannot be written, SQLite or DuckDB
     failed, or ``db`` changed while it was copied (its stamp before and after differ)."""
     import secrets
 
+    from pipeline.normalise.names import name_key
     from pipeline.service.reader import copy_rows
 
     before = stamp(db)
@@ -264,6 +312,11 @@ def write_replica(con: Any, db: Path) -> Path | None:
                 for table, statement in create_statements().items():
                     lite.execute(statement)
                 copy_rows(con, lite, {t: [(c, kind == "DATE") for c, kind in cols] for t, cols in _typed_columns().items()})
+                names = lite.execute("SELECT datasheet_id, name FROM datasheets").fetchall()
+                lite.executemany(f"INSERT INTO {NAME_KEYS_TABLE} VALUES (?, ?)",
+                                 [(name_key(name), datasheet_id) for datasheet_id, name in names])
+                for _table, statement in index_statements().values():  # after the rows: built once
+                    lite.execute(statement)
                 lite.execute(f"INSERT INTO {STAMP_TABLE} VALUES (?)", (before,))
         finally:
             lite.close()

@@ -10,11 +10,11 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from pipeline.errors import InputError
+from pipeline.frozen_record import FrozenRecord
 
 Backend = Literal["duckdb", "sqlite", "postgresql"]
 
@@ -31,8 +31,7 @@ _SCHEMES: dict[str, Backend] = {
 ACCEPTED = "a DuckDB file path, sqlite:///FILE.sqlite or postgresql://USER@HOST/DBNAME"
 
 
-@dataclass(frozen=True)
-class Target:
+class Target(FrozenRecord):
     """A database to build or read.
 
     ``backend``: ``duckdb``, ``sqlite`` or ``postgresql``; ``path``: the file of a DuckDB or SQLite

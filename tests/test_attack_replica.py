@@ -157,6 +157,10 @@ def _crafted(path: Path, case: str) -> None:
             lite.execute("DROP TABLE weapon_profiles")
         elif case == "extra trigger":
             lite.execute("CREATE TRIGGER t AFTER INSERT ON datasheets BEGIN SELECT 1; END")
+        elif case == "extra index":
+            lite.execute("CREATE INDEX extra ON datasheets (name)")
+        elif case == "missing index":
+            lite.execute("DROP INDEX weapon_profiles_datasheet_id")
         elif case == "extra view":
             lite.execute("CREATE VIEW datasheets_v AS SELECT * FROM datasheets")
         elif case == "a table swapped for a view":
@@ -168,7 +172,7 @@ def _crafted(path: Path, case: str) -> None:
 
 
 @pytest.mark.parametrize("case", ["garbage", "truncated", "empty", "wrong stamp", "missing table", "extra trigger",
-                                  "extra view", "a table swapped for a view", "two stamps"])
+                                  "extra index", "missing index", "extra view", "a table swapped for a view", "two stamps"])
 def test_a_crafted_or_damaged_replica_is_not_read(monkeypatch, capsys, db, case):
     expected = from_duckdb(monkeypatch, capsys, db, ATTACKS[4])
     attack(capsys, db, ATTACKS[0])
@@ -231,3 +235,40 @@ def test_an_attack_served_by_the_replica_imports_no_duckdb_nor_pydantic(db, caps
     *answer, modules = out.stdout.strip().splitlines()
     assert json.loads("\n".join(answer))["target"]["name"] == "MEQ"
     assert modules == "[]"
+
+
+def test_the_kept_name_keys_find_what_keying_every_name_finds(capsys, db):
+    import duckdb
+
+    from pipeline.query import DatasheetIndex, KeyedDatasheetIndex
+
+    attack(capsys, db, ATTACKS[0])
+    served = replica.open_replica(db)
+    try:
+        keyed = served.datasheet_index()
+        assert isinstance(keyed, KeyedDatasheetIndex)
+        with duckdb.connect(str(db), read_only=True) as con:
+            narrow = DatasheetIndex.narrow(con)
+            names = [n for (n,) in con.execute("SELECT name FROM datasheets").fetchall()]
+            ids = [i for (i,) in con.execute("SELECT datasheet_id FROM datasheets").fetchall()]
+            asked = [*names, *ids, *(n.upper() for n in names), *(n.replace(" ", "  ") + "." for n in names),
+                     "No Such Unit", "Battle Sister Squad", "Captain in Phobos Armor", ""]
+            for name in asked:
+                assert keyed.named(name) == narrow.named(name), name
+            assert keyed.names == narrow.names
+        assert len(keyed.named("battle sisters squad")) >= 2  # both editions' datasheets
+    finally:
+        served.close()
+
+
+def test_a_changed_name_key_makes_the_replica_stale(monkeypatch, capsys, db):
+    from pipeline.normalise import names
+
+    attack(capsys, db, ATTACKS[0])
+    assert replica.open_replica(db) is not None
+    fingerprint = names.name_key_fingerprint()
+    monkeypatch.setattr(names, "name_key_fingerprint", lambda: fingerprint + " changed")
+    assert replica.open_replica(db) is None  # its keys may be another name_key's
+    expected = from_duckdb(monkeypatch, capsys, db, ATTACKS[4])
+    assert attack(capsys, db, ATTACKS[4]) == expected  # and written anew
+    assert replica.open_replica(db) is not None

@@ -115,6 +115,8 @@ def test_attack_json_imports_only_what_it_uses(db):
     assert commands == {"pipeline.cli.attack_command", "pipeline.cli.options", "pipeline.cli.failures",
                         "pipeline.cli.output"}
     assert not tops(modules) & {"typer", "click", "shellingham"}
+    # OpenBLAS started with one thread (pipeline.cli sets OPENBLAS_NUM_THREADS): nothing to limit
+    assert "threadpoolctl" not in modules
     # no parser, no fetch, no rule wordings without --explain, no rich for JSON; no pydantic: the
     # engine's dice are schemas.dice.DiceExpr (a dataclass), the schema check reads the kept catalog
     # (schemas.catalog.declared_tables), and a standard target reads no effects (schemas.records)
@@ -263,3 +265,34 @@ def test_a_plain_attack_runs_without_the_cyclic_collector_and_typer_with_it(db):
 
     assert collector("attack", "Battle Sisters Squad", "--target", "MEQ", "--format", "json", "--db", str(db)) is False
     assert collector("attack", "--help") is True
+
+
+_EXIT_PROBE = """
+import atexit, json, sys, weakref
+sys.argv = ["wh40k", *json.loads(sys.argv[1])]
+class Kept:
+    pass
+kept = Kept()
+weakref.finalize(kept, print, "finalized", file=sys.stderr)
+atexit.register(print, "exit function ran", file=sys.stderr)
+atexit.register(print, "printed at exit")
+from pipeline.wh40k import console
+console()
+"""
+
+
+@pytest.mark.parametrize("args, status", [
+    (["attack", "Battle Sisters Squad", "--target", "MEQ", "--format", "json"], 0),
+    (["attack", "No Such Unit", "--target", "MEQ"], 1),
+])
+def test_the_attack_ends_without_teardown_but_with_its_exit_functions(db, args, status):
+    # pipeline.wh40k.console (the console script): os._exit once the exit functions have run
+    out = subprocess.run([sys.executable, "-c", _EXIT_PROBE, json.dumps([*args, "--db", str(db)])],
+                         capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == status, out.stderr
+    assert out.stderr.splitlines()[-2:] == ["exit function ran", "finalized"]
+    if status == 0:
+        answer, printed = out.stdout.rsplit("\n", 2)[:2]
+        assert json.loads(answer)["attacker"] == "Battle Sisters Squad" and printed == "printed at exit"
+    else:
+        assert out.stderr.startswith("Error: no unit named 'No Such Unit'") and out.stdout == "printed at exit\n"

@@ -1,3 +1,3 @@
-from pipeline.wh40k import main
+from pipeline.wh40k import console
 
-main()
+console()

@@ -20,17 +20,17 @@ import enum
 import inspect
 import re
 import typing
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
+
+from pipeline.frozen_record import FrozenRecord
 
 #: The whole numbers and decimals ``parse`` reads itself (anything else is left to typer).
 _INTEGER = re.compile(r"-?(?:0|[1-9][0-9]{0,8})")
 _DECIMAL = re.compile(r"(?:0|[1-9][0-9]{0,8})(?:\.[0-9]{1,9})?")
 
 
-@dataclass(frozen=True)
-class Param:
+class Param(FrozenRecord):
     """One parameter of a command. ``flags`` empty: the command's argument (at most one);
     ``check(value)`` gives the message of a value that is not allowed (a usage error, exit 2) or
     None; ``minimum`` is typer's ``min`` of a number."""

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-import csv
 import datetime as dt
-import decimal
 import json
 import math
 import sys
@@ -85,7 +83,8 @@ def _plain(value: Any) -> Any:
         return _duration(value)
     if isinstance(value, (bytes, bytearray, memoryview)):
         return _blob(bytes(value))
-    if isinstance(value, decimal.Decimal):
+    decimal = sys.modules.get("decimal")  # a Decimal is of a module loaded already (not loaded here)
+    if decimal is not None and isinstance(value, decimal.Decimal):
         return str(value) if value.is_finite() else None
     if hasattr(value, "tolist"):  # numpy scalars and arrays
         return _plain(value.tolist())
@@ -179,6 +178,8 @@ def render_rows(rows: list[dict[str, Any]], fmt: Format, title: str | None = Non
     elif fmt is Format.csv:
         if not cols:
             return
+        import csv
+
         writer = csv.writer(sys.stdout, lineterminator="\n")
         writer.writerow(cols)
         for r in rows:

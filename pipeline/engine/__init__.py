@@ -7,6 +7,7 @@ Public API::
     result.models_destroyed.mean, result.target_destroyed, result.to_dict()
 """
 
+from pipeline.engine import blas  # noqa: F401  (first: it reads the BLAS setting numpy starts with)
 from pipeline.engine.exact import EngineInputError, resolve
 from pipeline.engine.inputs import STANDARD_PROFILES, parse_target
 from pipeline.engine.profiles import Anti, Context, Target, Weapon

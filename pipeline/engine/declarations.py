@@ -1,11 +1,13 @@
 """One declaration of each edition's attack rules, read by the exact engine and the simulator.
 
 The rules are data in ``edition_rules.toml`` beside this module (each with its rule key, its
-source and a quote of its wording), loaded once into frozen dataclasses: ``rules_for(edition)``
-gives an ``EditionRules``. The code that interprets them is here too, once for both engines: the
-wound table (``wound_roll_target``), the order of modifiers and the characteristic limits
-(``apply_modifiers``, ``limit``), and the meaning of each weapon ability (``weapon_ability``,
-``grant_ability``: what "has the [LETHAL HITS] ability" does to a ``Weapon``).
+source and a quote of its wording; read through ``pipeline.toml_cache``), loaded once into
+frozen records (``pipeline.frozen_record``: light frozen dataclasses): ``rules_for(edition)``
+gives an ``EditionRules``. The code that
+interprets them is here too, once for both engines: the wound table (``wound_roll_target``),
+the order of modifiers and the characteristic limits (``apply_modifiers``, ``limit``), and the
+meaning of each weapon ability (``weapon_ability``, ``grant_ability``: what "has the [LETHAL
+HITS] ability" does to a ``Weapon``).
 
 >>> rules_for(11).cover.effect, rules_for(10).cover.effect
 ('worsen-bs', 'improve-save')
@@ -17,14 +19,14 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import tomllib
-from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal, Sequence
 
+from pipeline.frozen_record import FrozenRecord
 from pipeline.errors import InputError
+from pipeline.toml_cache import read_toml
 
 RULES_FILE = Path(__file__).resolve().parent / "edition_rules.toml"
 
@@ -32,8 +34,7 @@ ModifierKind = Literal["set", "multiply", "add", "divide", "subtract"]
 MODIFIER_KINDS: tuple[str, ...] = ("set", "multiply", "add", "divide", "subtract")
 
 
-@dataclass(frozen=True)
-class Declared:
+class Declared(FrozenRecord):
     """What every declared rule has: its rule key, its source and the quoted wording."""
 
     key: str
@@ -41,30 +42,25 @@ class Declared:
     quote: str
 
 
-@dataclass(frozen=True)
 class WoundRoll(Declared):
     #: (relation of Strength to Toughness, roll needed), most specific first
     table: tuple[tuple[str, int], ...]
 
 
-@dataclass(frozen=True)
 class RollModifiers(Declared):
     cap: int
 
 
-@dataclass(frozen=True)
 class ModifierOrder(Declared):
     #: the kinds in the order they apply; empty when the edition's sources do not state it
     order: tuple[str, ...]
 
 
-@dataclass(frozen=True)
 class Limits(Declared):
     #: characteristic -> (lowest, highest) allowed after all modifiers (None: no limit)
     bounds: dict[str, tuple[int | None, int | None]]
 
 
-@dataclass(frozen=True)
 class Cover(Declared):
     effect: Literal["improve-save", "worsen-bs"]
     amount: int
@@ -72,35 +68,29 @@ class Cover(Declared):
     no_cover_for_save_at_most: int | None
 
 
-@dataclass(frozen=True)
 class Stealth(Declared):
     effect: Literal["hit-roll-modifier", "benefit-of-cover"]
     amount: int
 
 
-@dataclass(frozen=True)
 class Blast(Declared):
     per_five: Literal["one", "x"]
 
 
-@dataclass(frozen=True)
 class Anti(Declared):
     duplicates: bool
 
 
-@dataclass(frozen=True)
 class LethalHits(Declared):
     optional: bool
 
 
-@dataclass(frozen=True)
 class TwinLinked(Declared):
     reroll: str
     #: the re-roll policy when fishing for Critical Wounds (any wound roll may be re-rolled)
     fishing: str
 
 
-@dataclass(frozen=True)
 class Heavy(Declared):
     hit_modifier: int
     needs_unengaged: bool
@@ -111,17 +101,14 @@ class Heavy(Declared):
     own_shooting_phase_only: bool
 
 
-@dataclass(frozen=True)
 class MortalWounds(Declared):
     after_normal_damage: bool
 
 
-@dataclass(frozen=True)
 class RerollOne(Declared):
     policy: str
 
 
-@dataclass(frozen=True)
 class Hazardous(Declared):
     roll_key: str
     name: str
@@ -130,17 +117,14 @@ class Hazardous(Declared):
     mortal_wounds_monster_vehicle: int
 
 
-@dataclass(frozen=True)
 class Psychic(Declared):
     ignores_harmful_modifiers: bool
 
 
-@dataclass(frozen=True)
 class Overwatch(Declared):
     no_hit_rerolls: bool
 
 
-@dataclass(frozen=True)
 class IndirectFire(Declared):
     hit_modifier: int
     fails_on_at_most: int
@@ -149,28 +133,23 @@ class IndirectFire(Declared):
     cover: bool
 
 
-@dataclass(frozen=True)
 class Cleave(Declared):
     supported: bool
 
 
-@dataclass(frozen=True)
 class CloseQuarters(Declared):
     monster_vehicle_hit_modifier: int
 
 
-@dataclass(frozen=True)
 class Damaged(Declared):
     hit_modifier: int
 
 
-@dataclass(frozen=True)
 class DevastatingWounds(Declared):
     ends_attack_sequence: bool
 
 
-@dataclass(frozen=True)
-class EditionRules:
+class EditionRules(FrozenRecord):
     """The attack rules of one edition (``edition_rules.toml``, ``[edition.N]``)."""
 
     edition: int
@@ -199,8 +178,7 @@ class EditionRules:
     reroll_one: RerollOne
 
 
-@dataclass(frozen=True)
-class AbilityMeaning:
+class AbilityMeaning(FrozenRecord):
     """What a weapon ability does: the ``Weapon`` field it sets ("" for one that changes nothing
     in an attack), its parameter (``none``, ``dice``, ``count``, ``optional-count``,
     ``keyword-threshold``), its condition and effect in words, its 11th-edition section, and the
@@ -215,8 +193,7 @@ class AbilityMeaning:
     editions: tuple[int, ...] = (10, 11)
 
 
-@dataclass(frozen=True)
-class OptionMeaning:
+class OptionMeaning(FrozenRecord):
     """A situational option of an attack (a ``Context`` field) as condition -> effect."""
 
     name: str
@@ -256,7 +233,7 @@ def _section(cls, data: dict):
 
 @lru_cache(maxsize=1)
 def _load() -> tuple[dict[int, EditionRules], dict[str, AbilityMeaning], dict[str, OptionMeaning]]:
-    data = tomllib.loads(RULES_FILE.read_text(encoding="utf-8"))
+    data = read_toml(RULES_FILE)
     editions = {}
     for number, entry in data["edition"].items():
         sections = {name: _section(cls, entry[name]) for name, cls in _SECTIONS.items()}
@@ -367,8 +344,7 @@ def limit(characteristic: str, value: int, rules: EditionRules) -> int:
     return value
 
 
-@dataclass(frozen=True)
-class Modifier:
+class Modifier(FrozenRecord):
     """One modifier to a value: ``kind`` one of ``MODIFIER_KINDS``, ``amount`` its number
     (``set`` 3 changes the value to 3; ``multiply`` 2 doubles it; ``divide`` 2 halves it)."""
 

@@ -184,6 +184,7 @@ from pipeline.engine.declarations import EditionRules, capped, limit, rules_for
 from pipeline.engine.profiles import Anti, Context, Target, Weapon
 from pipeline.engine.result import AttackResult, Distribution, Step
 from pipeline.errors import InputError
+from pipeline.frozen_record import FrozenRecord
 from schemas.dice import DiceExpr
 
 #: Largest target chain (models x wounds + 1 states) the engine accepts.
@@ -425,8 +426,7 @@ def _plan_kept(weapon: Weapon, target: Target, context: Context,
     return plan, tuple(steps), choices
 
 
-@dataclass(frozen=True)
-class _Option:
+class _Option(FrozenRecord):
     """One way to resolve a weapon's wound step: Lethal Hits auto-wound or not, the Critical
     Wound threshold (and the Anti abilities it comes from), the per-roll wound probabilities and
     the expected damage of the weapon with it."""
@@ -1477,8 +1477,7 @@ def _compound(count: np.ndarray, item: np.ndarray) -> np.ndarray:
     return np.convolve(acc, _power(item, low)) if low else acc
 
 
-@dataclass(frozen=True)
-class _DevastatingCounts:
+class _DevastatingCounts(FrozenRecord):
     """How a weapon with Devastating Wounds makes its unsaved and devastating events, for the
     allocation chain (``_chain``), without their joint distribution: ``count`` is the pmf of the
     number of independent units (the weapon's hits, or with Lethal Hits its attacks), and

@@ -9,15 +9,14 @@ The target's invulnerable save follows its scope (ranged or melee attacks only, 
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections import Counter
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Sequence
 
 from pipeline import limits
 from pipeline.engine.profiles import Context, Target, Weapon
 from pipeline.errors import InputError, NotFoundError
+from pipeline.frozen_record import FrozenRecord
 from pipeline.limits import limit_error
 from pipeline.normalise.characteristics import make_dice
 from pipeline.normalise import composition
@@ -32,8 +31,7 @@ if TYPE_CHECKING:
 Phase = Literal["shooting", "fight"]
 
 
-@dataclass(frozen=True)
-class DatasheetRows:
+class DatasheetRows(FrozenRecord):
     """The rows of one datasheet a target is read from (``target_from_datasheet``), each in the
     order the readers take them: ``model_profiles`` (dicts, by line), ``composition`` ((model_name,
     min_models, max_models, text) by line), ``unit_costs`` (descriptions), ``keywords``,
@@ -362,8 +360,7 @@ def match_weapon(name: str, weapon_names: Sequence[str] | set[str]) -> str | Non
     return next((by_key[k] for k in _name_keys(name) if k in by_key), None)
 
 
-@dataclass(frozen=True)
-class Loadout:
+class Loadout(FrozenRecord):
     """A datasheet's default weapons in one phase, read from its loadout lines.
 
     ``fired``: weapon name -> how many of it the unit fires (the models of each line times the
@@ -469,6 +466,8 @@ def _closest_kinds(name: str, kinds: dict[str, set[bool]]) -> set[bool]:
     """``is_melee`` values of the weapon profile whose name is closest to an unmatched ``name``
     ({True} for "crushing teeth and jaws" next to "Crushing teeth and claws"); both when none is
     close."""
+    import difflib  # for an unmatched name alone
+
     by_key = {_weapon_key(n): n for n in kinds}
     close = difflib.get_close_matches(_weapon_key(name), list(by_key), n=1, cutoff=0.6)
     return kinds[by_key[close[0]]] if close else {False, True}

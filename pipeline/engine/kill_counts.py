@@ -30,14 +30,13 @@ chain's pending counts may be less work).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
 
+from pipeline.frozen_record import FrozenRecord
 
-@dataclass(frozen=True)
-class Stream:
+class Stream(FrozenRecord):
     """One weapon's events for the chain: ``count`` is the pmf of its independent units (the
     unsaved events of a weapon without Devastating Wounds, its hits, or with Lethal Hits its
     attacks), ``outcome[i, j]`` the probability that one unit makes i unsaved and j devastating

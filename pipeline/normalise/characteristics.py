@@ -9,7 +9,6 @@ thousands of times); an error is raised again on every call.
 
 from __future__ import annotations
 
-import html
 import re
 from functools import lru_cache
 from typing import NamedTuple
@@ -43,7 +42,11 @@ _FIXED = re.compile(rf"^{_N}$")
 
 
 def _prep(text: str) -> str:
-    return clean_line(html.unescape(text)).translate(_DASHES)
+    if "&" in text:  # html.unescape changes nothing else: the entities' table loaded when needed
+        import html
+
+        text = html.unescape(text)
+    return clean_line(text).translate(_DASHES)
 
 
 @lru_cache(maxsize=4096)

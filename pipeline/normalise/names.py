@@ -12,7 +12,8 @@ What the key ignores:
   (``Arco-flagellants``);
 - apostrophes and quotation marks (’ ' ‘ ` “ ” "): ``Ryan’s`` is ``Ryans``;
 - a trailing full stop;
-- British and American spelling, kept as data (``spellings.toml`` beside this module, read once):
+- British and American spelling, kept as data (``spellings.toml`` beside this module, read once,
+  through ``pipeline.toml_cache``):
   a word beginning with ``armour`` is read as beginning with ``armor``;
 - with ``ignore_plural=True``, the grammatical number of each word (``Boyz``/``Boy``, ``Battle
   Sisters``/``Battle Sister``, ``Sisters Repentia``/``Sister Repentia``, ``Carnifexes``/
@@ -28,13 +29,14 @@ key is only for comparison (``chaos`` becomes ``chao`` on both sides), never sto
 
 from __future__ import annotations
 
+import os
 import re
-import tomllib
 import unicodedata
 from functools import lru_cache
 from pathlib import Path
 
 from pipeline.normalise.text import plain_hyphens
+from pipeline.toml_cache import read_toml
 
 SPELLINGS_FILE = Path(__file__).resolve().parent / "spellings.toml"
 
@@ -53,7 +55,7 @@ def british_american(path: Path = SPELLINGS_FILE) -> tuple[tuple[str, str], ...]
     >>> ("armour", "armor") in british_american()
     True
     """
-    table = tomllib.loads(path.read_text(encoding="utf-8"))["british_american"]
+    table = read_toml(path)["british_american"]
     return tuple(sorted(table.items(), key=lambda pair: -len(pair[0])))
 
 
@@ -89,6 +91,18 @@ def _singular(word: str) -> str:
     if word[-1] in "sz":
         return word[:-1]
     return word
+
+
+def name_key_fingerprint() -> str:
+    """What ``name_key`` gives depends on, for keys kept on disk (the attack's replica,
+    ``pipeline.replica``): the size and modification time (nanoseconds) of this module, of
+    ``pipeline.normalise.text`` (``plain_hyphens``) and of the spelling table, and the Unicode
+    version of ``unicodedata``. Keys kept with another fingerprint may be stale. Raises
+    ``OSError`` when a file cannot be read."""
+    from pipeline.normalise import text
+
+    stats = [os.stat(path) for path in (__file__, text.__file__, SPELLINGS_FILE)]
+    return " ".join([*(f"{st.st_size}:{st.st_mtime_ns}" for st in stats), unicodedata.unidata_version])
 
 
 @lru_cache(maxsize=65536)

@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import gc
-import html
 import os
-import queue
 import re
-import signal
 import sys
 import threading
 import unicodedata
@@ -86,6 +83,8 @@ def html_to_text(fragment: str) -> str:
     >>> html_to_text('<span class="kwb">EPIC</span> <span class="kwb">HERO</span><!-- note -->')
     'EPIC HERO'
     """
+    import html  # the HTML entities' table: loaded by what parses HTML, not by every reader of names
+
     if "<" not in fragment and "&lt;" in fragment:
         fragment = html.unescape(fragment)
     if "<" not in fragment:
@@ -195,6 +194,8 @@ def html_to_texts(fragments: Sequence[str]) -> list[str]:
     >>> html_to_texts(["<b>ok</b>", "broken</div><p>out"]) == [html_to_text("<b>ok</b>"), html_to_text("broken</div><p>out")]
     True
     """
+    import html
+
     out: list[str | None] = [None] * len(fragments)
     parsed: list[tuple[int, str]] = []
     for i, fragment in enumerate(fragments):
@@ -297,6 +298,8 @@ def _clean_ahead(
     ``caller``, taken before the fork: a caller killed before the worker runs is gone too) is
     gone (killed with SIGKILL) stops at the next chunk and exits without waiting for its results
     to be read."""
+    import signal
+
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         chunks = _chunks_of(list_fragments(), chunk_size)
@@ -444,6 +447,8 @@ class SharedHtmlCleaning(BatchedHtmlCleaning):
 
     def _wait_for(self, k: int) -> tuple[list[str], list[str]] | None:
         """The worker's chunk ``k``; None when the worker ended without sending it."""
+        import queue
+
         while k not in self._arrived and not self._worker_finished:
             try:
                 message = self._results.get(timeout=1.0)

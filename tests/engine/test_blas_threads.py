@@ -45,3 +45,38 @@ def test_blas_limit_restored_when_resolve_raises():
         except exact.EngineInputError:
             pass
         assert _blas_threads() == before
+
+
+_ONE_THREAD_PROBE = """
+import json, sys
+from pipeline.engine import exact
+from pipeline.engine.blas import one_thread_from_the_start
+from pipeline.engine.profiles import Context, Target, Weapon
+from pipeline.normalise.characteristics import dice
+dw = Weapon(name="dw", attacks=dice("2"), skill=3, strength=4, armour_penetration=-1, damage=dice("2"), models=5,
+            devastating_wounds=True)
+pmf = exact.resolve([dw], Target(toughness=4, save=3, wounds=2, models=10), Context()).models_destroyed.pmf.tolist()
+loaded = "threadpoolctl" in sys.modules
+from threadpoolctl import threadpool_info
+print(json.dumps([loaded, one_thread_from_the_start(), sorted({lib["num_threads"] for lib in threadpool_info()
+                                                              if lib["user_api"] == "blas"}), pmf]))
+"""
+
+
+@pytest.mark.parametrize("threads", ["1", "2"])
+def test_one_blas_thread_from_the_environment_needs_no_threadpoolctl(threads):
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": threads}
+    out = subprocess.run([sys.executable, "-c", _ONE_THREAD_PROBE], capture_output=True, text=True, env=env,
+                         check=True)
+    loaded, from_the_start, blas_threads, pmf = json.loads(out.stdout)
+    assert pmf == exact.resolve([DW], MEQ, Context()).models_destroyed.pmf.tolist()
+    if threads == "1":  # OpenBLAS started with one thread: nothing limited, threadpoolctl not loaded
+        assert (loaded, blas_threads) == (False, [1])
+        assert from_the_start is False  # threadpoolctl is loaded now: the limit is checked again
+    else:  # two threads: limited for the call by threadpoolctl, the two restored after it
+        assert (loaded, from_the_start, blas_threads) == (True, False, [2])

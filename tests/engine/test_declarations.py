@@ -48,7 +48,7 @@ def core_text() -> str:
 
 
 def _declared(edition) -> list[d.Declared]:
-    return [getattr(edition, f) for f in edition.__dataclass_fields__ if isinstance(getattr(edition, f), d.Declared)]
+    return [getattr(edition, f) for f in edition.FIELDS if isinstance(getattr(edition, f), d.Declared)]
 
 
 def test_both_editions_declare_every_rule():
