@@ -97,7 +97,7 @@ from pipeline.assemble.weapons import assemble_weapon
 from pipeline.errors import ManifestError, NormaliseError
 from pipeline.normalise.text import BatchedHtmlCleaning, SharedHtmlCleaning, clean_line, html_to_text, slug
 from pipeline.extractors import ParseResult
-from pipeline.extractors.psv import Row, Table, read_table
+from pipeline.extractors.psv import Records, Row, Table, read_table, split_records
 from schemas.records import (
     Accounting,
     DataFlag,
@@ -261,6 +261,10 @@ HTML_COLUMNS: dict[str, tuple[str, ...]] = {
 #: (a worker would cost more than it saves; the full 10th-edition export has about 150,000).
 SHARED_HTML_MIN_TAGS = 20_000
 
+#: The tables that link a datasheet to a row of another table, and nothing else: read by
+#: ``_Export.link_rows`` in one loop, without a dict of values per row (some 96,000 rows).
+LINK_TABLES = frozenset({"Datasheets_stratagems", "Datasheets_enhancements", "Datasheets_detachment_abilities"})
+
 #: ``Datasheets_keywords.model`` values that mean the whole unit.
 WHOLE_UNIT_MODELS = frozenset({"", "ALL", "ALL MODELS"})
 
@@ -416,7 +420,12 @@ class _Export:
             prepared if prepared is not None else _start_shared_html(files))
         self.tables: dict[str, Table] = {}
         self.unknown_tables: dict[str, Table] = {}
+        #: The link tables (``LINK_TABLES``) as split records: no dict of values per row.
+        self.link_records: dict[str, Records] = {}
         for name, text in files.items():
+            if name in LINK_TABLES and name not in COLUMN_ALIASES:
+                self.link_records[name] = split_records(text)
+                continue
             table = _read(text, name)
             if name in COLUMNS:
                 self.tables[name] = table
@@ -558,6 +567,75 @@ class _Export:
         if exact_duplicates:
             res.exact_duplicates[name] += exact_duplicates
 
+    def link_rows(self, name: str, handler: _Handler) -> None:
+        """``rows(name, handler)`` for a link table (``LINK_TABLES``: a datasheet id and another
+        table's id), in one loop over its split records, with the same records, rejects and
+        counts: no dict of values, exception or handler call per row. A table whose header is
+        not exactly its two columns goes through ``rows`` (the unknown and missing columns)."""
+        records = self.link_records.get(name)
+        if records is None:
+            self.rows(name, handler)
+            return
+        column, ids, what, file, record_type = self._link_columns(name)
+        if sorted(records.columns) != sorted(COLUMNS[name][0]):
+            self.tables[name] = _table_of(name, records)
+            self.rows(name, handler)
+            return
+        res = self.result
+        res.input_rows[name] += records.input_rows
+        for bad in records.bad_rows:
+            self.reject(name, bad.line, bad.raw, bad.reason)
+        values = records.column_lists()
+        sid, seen, kept = self.sid, self._seen, res.records
+        table, routed = record_type.__table__, self.stratagem_routed if column == "stratagem_id" else {}
+        datasheet_ids, rejected = self.datasheet_ids, self.datasheet_rejected
+        seen_raw: set[str] = set()
+        loaded = duplicates = exact_duplicates = 0
+        for line, raw, ds_wid, wid in zip(records.lines, records.raws, values["datasheet_id"], values[column]):
+            if raw in seen_raw:
+                duplicates += 1
+                exact_duplicates += 1
+                continue
+            seen_raw.add(raw)
+            ds_wid = ds_wid.strip()
+            ds_id = datasheet_ids.get(ds_wid)
+            if ds_id is None:
+                reason = (f"datasheet {ds_wid} was rejected ({rejected[ds_wid]})" if ds_wid in rejected
+                          else f"orphan: datasheet {ds_wid} is not in Datasheets.csv")
+                self.reject(name, line, raw, reason)
+                continue
+            wid = wid.strip()
+            other = ids.get(wid)
+            if other is None:
+                reason = (f"{what} {wid} is not a stratagem (type {routed[wid]!r})" if wid in routed
+                          else f"orphan: {what} {wid} is not in {file}")
+                self.reject(name, line, raw, reason)
+                continue
+            ident = (table, (ds_id, other))
+            if ident in seen:  # the same two ids again: the same values (counted duplicate)
+                duplicates += 1
+                continue
+            record = record_type(source_id=sid, locator=f"{name}.csv line {line}", datasheet_id=ds_id,
+                                 **{column: other})
+            seen[ident] = record
+            kept.append(record)
+            loaded += 1
+        if loaded:
+            res.loaded[name] += loaded
+        if duplicates:
+            res.duplicates[name] += duplicates
+        if exact_duplicates:
+            res.exact_duplicates[name] += exact_duplicates
+
+    def _link_columns(self, name: str) -> tuple[str, Mapping[str, str], str, str, type[Record]]:
+        """A link table's (id column, Wahapedia id -> id, what it links, its file, record type)."""
+        if name == "Datasheets_stratagems":
+            return "stratagem_id", self.stratagem_ids, "stratagem", "Stratagems.csv", DatasheetStratagem
+        if name == "Datasheets_enhancements":
+            return "enhancement_id", self.enhancement_ids, "enhancement", "Enhancements.csv", DatasheetEnhancement
+        return ("detachment_ability_id", self.detachment_ability_ids, "detachment ability",
+                "Detachment_abilities.csv", DatasheetDetachmentAbility)
+
     def datasheet(self, wid: str) -> str:
         """The ``datasheet_id`` of a Wahapedia datasheet id, or raise ``_Rejected``."""
         ds = self.datasheet_ids.get(wid)
@@ -603,10 +681,10 @@ class _Export:
         self.rows("Datasheets_options", self.options)
         self.rows("Datasheets_models_cost", self.models_cost)
         self.rows("Stratagems", self.stratagems)
-        self.rows("Datasheets_stratagems", self.datasheet_stratagems)
+        self.link_rows("Datasheets_stratagems", self.datasheet_stratagems)
         self.rows("Enhancements", self.enhancements)
-        self.rows("Datasheets_enhancements", self.datasheet_enhancements)
-        self.rows("Datasheets_detachment_abilities", self.datasheet_detachment_abilities)
+        self.link_rows("Datasheets_enhancements", self.datasheet_enhancements)
+        self.link_rows("Datasheets_detachment_abilities", self.datasheet_detachment_abilities)
         for name, table in self.unknown_tables.items():
             self.result.input_rows[name] += table.input_rows
             for row in table.rows:
@@ -1450,6 +1528,12 @@ def _start_shared_html(files: Mapping[str, str]) -> SharedHtmlCleaning | None:
     # One fragment per row and column at most: a bound on the number of chunks.
     capacity = sum(text.count("\n") + 1 for text in texts) * max(map(len, HTML_COLUMNS.values()))
     return SharedHtmlCleaning.start(lambda: _fragments_of_files(files), capacity // 32 + 1)
+
+
+def _table_of(name: str, records: Records) -> Table:
+    """The ``Table`` of split records (``read_table``'s, without reading the text again)."""
+    rows = [Row(line, dict(zip(records.columns, raw.split("|"))), raw) for line, raw in zip(records.lines, records.raws)]
+    return Table(name=name, columns=records.columns, rows=rows, bad_rows=records.bad_rows)
 
 
 def _rename_columns(table: Table, aliases: dict[str, str]) -> Table:
