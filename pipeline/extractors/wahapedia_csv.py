@@ -96,7 +96,7 @@ from pipeline.assemble.printed import (
 from pipeline.assemble.weapons import assemble_weapon
 from pipeline.errors import ManifestError, NormaliseError
 from pipeline.normalise.text import BatchedHtmlCleaning, SharedHtmlCleaning, clean_line, html_to_text, slug
-from pipeline.extractors import ParseResult
+from pipeline.extractors import LinkColumns, ParseResult
 from pipeline.extractors.psv import Records, Row, Table, read_table, split_records
 from schemas.records import (
     Accounting,
@@ -368,7 +368,8 @@ def prepare_export(files: Mapping[str, str], source: Source) -> SharedHtmlCleani
 
 
 def parse_export(
-    files: Mapping[str, str], source: Source, prepared: SharedHtmlCleaning | None = None
+    files: Mapping[str, str], source: Source, prepared: SharedHtmlCleaning | None = None,
+    link_columns: bool = False,
 ) -> ExportParseResult:
     """Parse a Wahapedia CSV export: ``{table name: decoded text}`` -> records and rejects.
 
@@ -379,7 +380,9 @@ def parse_export(
     every datasheet and stratagem.
 
     ``prepared`` is what ``prepare_export`` returned for these files; when None, the parser
-    starts the worker itself if the export is large.
+    starts the worker itself if the export is large. ``link_columns``: the rows of the link
+    tables (``LINK_TABLES``) go to ``result.links`` as columns (``LinkColumns``, as the build
+    takes them), not to ``result.records``; the counts and rejects are the same.
 
     Raises ``ManifestError`` when ``source.edition`` is None.
     """
@@ -390,7 +393,7 @@ def parse_export(
             f"source {source.source_id!r}: a Wahapedia export needs its edition (10 or 11) "
             "in the raw manifest"
         )
-    return _Export(files, source, prepared).run()
+    return _Export(files, source, prepared, link_columns).run()
 
 
 class _Rejected(Exception):
@@ -408,9 +411,11 @@ class _Export:
     """State of one ``parse_export`` call (id maps, key registry, HTML cache)."""
 
     def __init__(
-        self, files: Mapping[str, str], source: Source, prepared: SharedHtmlCleaning | None
+        self, files: Mapping[str, str], source: Source, prepared: SharedHtmlCleaning | None,
+        link_columns: bool = False,
     ) -> None:
         self.source = source
+        self.link_columns = link_columns
         self.sid = source.source_id
         self.edition = source.edition
         self.prefix = f"{source.edition}e"
@@ -586,11 +591,14 @@ class _Export:
         for bad in records.bad_rows:
             self.reject(name, bad.line, bad.raw, bad.reason)
         values = records.column_lists()
-        sid, seen, kept = self.sid, self._seen, res.records
         table, routed = record_type.__table__, self.stratagem_routed if column == "stratagem_id" else {}
         datasheet_ids, rejected = self.datasheet_ids, self.datasheet_rejected
         seen_raw: set[str] = set()
-        loaded = duplicates = exact_duplicates = 0
+        keys: set[tuple[str, str]] = set()
+        locators: list[str] = []
+        sheets: list[str] = []
+        targets: list[str] = []
+        duplicates = exact_duplicates = 0
         for line, raw, ds_wid, wid in zip(records.lines, records.raws, values["datasheet_id"], values[column]):
             if raw in seen_raw:
                 duplicates += 1
@@ -611,17 +619,21 @@ class _Export:
                           else f"orphan: {what} {wid} is not in {file}")
                 self.reject(name, line, raw, reason)
                 continue
-            ident = (table, (ds_id, other))
-            if ident in seen:  # the same two ids again: the same values (counted duplicate)
+            key = (ds_id, other)
+            if key in keys:  # the same two ids again: the same values (counted duplicate)
                 duplicates += 1
                 continue
-            record = record_type(source_id=sid, locator=f"{name}.csv line {line}", datasheet_id=ds_id,
-                                 **{column: other})
-            seen[ident] = record
-            kept.append(record)
-            loaded += 1
-        if loaded:
-            res.loaded[name] += loaded
+            keys.add(key)
+            locators.append(f"{name}.csv line {line}")
+            sheets.append(ds_id)
+            targets.append(other)
+        links = LinkColumns(record_type, [self.sid] * len(locators), locators, sheets, targets)
+        if self.link_columns:
+            res.links.append(links)
+        else:
+            res.records.extend(links.records())
+        if locators:
+            res.loaded[name] += len(locators)
         if duplicates:
             res.duplicates[name] += duplicates
         if exact_duplicates:
