@@ -242,8 +242,8 @@ def validate(
                 if kind is Datasheet and record.external_id is not None:
                     external_ids.setdefault((record.datasheet_id, record.source_id), _external_id(record))
                 continue
-            if type(first) is _LinkRow:
-                first = first.record()
+            if type(first) is tuple:  # a link row kept as columns: (its LinkColumns, its index)
+                first = first[0].record(first[1])
             other_source = getattr(first, "source_id", None) != getattr(record, "source_id", source.source_id)
             if first == record or content(first) == content(record):
                 duplicates[(getattr(record, "source_id", source.source_id), record.__table__)] += 1
@@ -269,14 +269,14 @@ def validate(
                 ident = (table, key)
                 first = seen.get(ident)
                 if first is None:
-                    seen[ident] = _LinkRow(links, i)
+                    seen[ident] = (links, i)  # type: ignore[assignment]  (a link row: no record made)
                     continue
                 duplicates[(links.source_ids[i], table)] += 1
-                if type(first) is _LinkRow:
-                    first = first.record()
+                if type(first) is tuple:
+                    first = first[0].record(first[1])
                 if first.source_id != links.source_ids[i]:  # type: ignore[attr-defined]
                     tally.add(first, links.record(i))
-    kept = [r for r in seen.values() if type(r) is not _LinkRow]
+    kept = [r for r in seen.values() if type(r) is not tuple]
     filled = [
         extra for extra in fill_combat_patrol_characteristics(kept)
         if (extra.__table__, extra.key()) not in seen
@@ -290,13 +290,13 @@ def validate(
         refs = _DATASHEET_REFS.get(table)
         if table in columnar:  # one of the rows of a table loaded as columns, a record or a link row
             if key[0] not in datasheets:
-                record = record.record() if type(record) is _LinkRow else record
+                record = record[0].record(record[1]) if type(record) is tuple else record
                 rejects.append(_reject(record, f"orphan: datasheet {key[0]} is not defined by any source"))
                 continue
             sids, locators, sheets, targets = link_rows[table]
-            if type(record) is _LinkRow:
-                sids.append(record.links.source_ids[record.i])
-                locators.append(record.links.locators[record.i])
+            if type(record) is tuple:
+                sids.append(record[0].source_ids[record[1]])
+                locators.append(record[0].locators[record[1]])
             else:
                 sids.append(record.source_id)  # type: ignore[attr-defined]
                 locators.append(record.locator)  # type: ignore[attr-defined]
@@ -323,17 +323,6 @@ def validate(
     read = readings.result() if readings is not None else None
     filled += effect_rows([*records, *wordings], by_id, read, links)  # what each rule does to an attack
     return Validated(records, rejects, duplicates, conflicts, filled, tally.records(), links)
-
-
-@dataclass(frozen=True, slots=True)
-class _LinkRow:
-    """Row ``i`` of link rows kept as columns, where ``validate`` keeps a record by its key."""
-
-    links: LinkColumns
-    i: int
-
-    def record(self) -> Record:
-        return self.links.record(self.i)
 
 
 def read_ahead(sources: list[Source], results: dict[str, ParseResult]) -> ForkedCall[dict[str, tuple]] | None:
