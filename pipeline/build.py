@@ -211,6 +211,10 @@ def validate(
     fills (rows of that table for that datasheet: the Combat Patrol page lost its characteristics,
     the Game Datacards file gives them) is dropped, counted as a duplicate (``merge.filled_gaps``).
     ``readings``: the rules' wordings read ahead (``read_ahead``); the result is the same without.
+    Rows of link tables that a parser gave as columns (``ParseResult.links``) are merged as their
+    records would be (by key, in precedence order: a key seen is a duplicate, the values of a
+    link row being its key) without a record per row; every row of such a table comes back in
+    ``Validated.links`` (none in ``Validated.records``), in the order the records would have had.
     """
     by_id = {s.source_id: s for s in sources}
     duplicates: Counter[tuple[str, str]] = Counter()
