@@ -572,16 +572,19 @@ class _Export:
         if exact_duplicates:
             res.exact_duplicates[name] += exact_duplicates
 
-    def link_rows(self, name: str, handler: _Handler) -> None:
-        """``rows(name, handler)`` for a link table (``LINK_TABLES``: a datasheet id and another
-        table's id), in one loop over its split records, with the same records, rejects and
-        counts: no dict of values, exception or handler call per row. A table whose header is
-        not exactly its two columns goes through ``rows`` (the unknown and missing columns)."""
+    def link_rows(self, name: str) -> None:
+        """A link table (``LINK_TABLES``: a datasheet id and another table's id) as
+        ``rows(name, ...)`` with the ``link`` handler takes it (the same records, rejects and
+        counts), in one loop over its split records: no dict of values, exception or handler
+        call per row; with ``link_columns``, its rows go to ``result.links`` as one
+        ``LinkColumns``. A table whose header is not exactly its two columns goes through
+        ``rows`` (the unknown and missing columns)."""
         records = self.link_records.get(name)
+        handler = lambda row: self.link(name, row)  # noqa: E731
         if records is None:
             self.rows(name, handler)
             return
-        column, ids, what, file, record_type = self._link_columns(name)
+        column, ids, record_type = self._link_columns(name)
         if sorted(records.columns) != sorted(COLUMNS[name][0]):
             self.tables[name] = _table_of(name, records)
             self.rows(name, handler)
@@ -591,8 +594,7 @@ class _Export:
         for bad in records.bad_rows:
             self.reject(name, bad.line, bad.raw, bad.reason)
         values = records.column_lists()
-        table, routed = record_type.__table__, self.stratagem_routed if column == "stratagem_id" else {}
-        datasheet_ids, rejected = self.datasheet_ids, self.datasheet_rejected
+        datasheet_ids = self.datasheet_ids
         seen_raw: set[str] = set()
         keys: set[tuple[str, str]] = set()
         locators: list[str] = []
@@ -605,19 +607,14 @@ class _Export:
                 exact_duplicates += 1
                 continue
             seen_raw.add(raw)
-            ds_wid = ds_wid.strip()
-            ds_id = datasheet_ids.get(ds_wid)
-            if ds_id is None:
-                reason = (f"datasheet {ds_wid} was rejected ({rejected[ds_wid]})" if ds_wid in rejected
-                          else f"orphan: datasheet {ds_wid} is not in Datasheets.csv")
-                self.reject(name, line, raw, reason)
-                continue
-            wid = wid.strip()
-            other = ids.get(wid)
-            if other is None:
-                reason = (f"{what} {wid} is not a stratagem (type {routed[wid]!r})" if wid in routed
-                          else f"orphan: {what} {wid} is not in {file}")
-                self.reject(name, line, raw, reason)
+            ds_wid, wid = ds_wid.strip(), wid.strip()
+            ds_id, other = datasheet_ids.get(ds_wid), ids.get(wid)
+            if ds_id is None or other is None:  # the handler's reason (``datasheet``, ``link_target``)
+                try:
+                    self.datasheet(ds_wid)
+                    self.link_target(name, wid)
+                except _Rejected as exc:
+                    self.reject(name, line, raw, str(exc))
                 continue
             key = (ds_id, other)
             if key in keys:  # the same two ids again: the same values (counted duplicate)
@@ -639,14 +636,35 @@ class _Export:
         if exact_duplicates:
             res.exact_duplicates[name] += exact_duplicates
 
-    def _link_columns(self, name: str) -> tuple[str, Mapping[str, str], str, str, type[Record]]:
-        """A link table's (id column, Wahapedia id -> id, what it links, its file, record type)."""
+    def _link_columns(self, name: str) -> tuple[str, Mapping[str, str], type[Record]]:
+        """A link table's (id column, Wahapedia id -> id, record type)."""
         if name == "Datasheets_stratagems":
-            return "stratagem_id", self.stratagem_ids, "stratagem", "Stratagems.csv", DatasheetStratagem
+            return "stratagem_id", self.stratagem_ids, DatasheetStratagem
         if name == "Datasheets_enhancements":
-            return "enhancement_id", self.enhancement_ids, "enhancement", "Enhancements.csv", DatasheetEnhancement
-        return ("detachment_ability_id", self.detachment_ability_ids, "detachment ability",
-                "Detachment_abilities.csv", DatasheetDetachmentAbility)
+            return "enhancement_id", self.enhancement_ids, DatasheetEnhancement
+        return "detachment_ability_id", self.detachment_ability_ids, DatasheetDetachmentAbility
+
+    def link_target(self, name: str, wid: str) -> str:
+        """The id that a row of link table ``name`` points to by its Wahapedia id ``wid``, or
+        raise ``_Rejected`` (an orphan, or a Stratagems row that is not a stratagem)."""
+        target = self._link_columns(name)[1].get(wid)
+        if target is not None:
+            return target
+        if name == "Datasheets_stratagems" and wid in self.stratagem_routed:
+            raise _Rejected(f"stratagem {wid} is not a stratagem (type {self.stratagem_routed[wid]!r})")
+        what, file = {"Datasheets_stratagems": ("stratagem", "Stratagems.csv"),
+                      "Datasheets_enhancements": ("enhancement", "Enhancements.csv")}.get(
+                          name, ("detachment ability", "Detachment_abilities.csv"))
+        raise _Rejected(f"orphan: {what} {wid} is not in {file}")
+
+    def link(self, name: str, row: Row) -> list[Record]:
+        """A row of link table ``name`` (a datasheet and another table's row): its record."""
+        column, _, record_type = self._link_columns(name)
+        ds_id = self.datasheet(row.values["datasheet_id"].strip())
+        record = record_type(source_id=self.sid, locator=self.locator(name, row.line), datasheet_id=ds_id,
+                             **{column: self.link_target(name, row.values[column].strip())})
+        self.claim(record)
+        return [record]
 
     def datasheet(self, wid: str) -> str:
         """The ``datasheet_id`` of a Wahapedia datasheet id, or raise ``_Rejected``."""
@@ -693,10 +711,10 @@ class _Export:
         self.rows("Datasheets_options", self.options)
         self.rows("Datasheets_models_cost", self.models_cost)
         self.rows("Stratagems", self.stratagems)
-        self.link_rows("Datasheets_stratagems", self.datasheet_stratagems)
+        self.link_rows("Datasheets_stratagems")
         self.rows("Enhancements", self.enhancements)
-        self.link_rows("Datasheets_enhancements", self.datasheet_enhancements)
-        self.link_rows("Datasheets_detachment_abilities", self.datasheet_detachment_abilities)
+        self.link_rows("Datasheets_enhancements")
+        self.link_rows("Datasheets_detachment_abilities")
         for name, table in self.unknown_tables.items():
             self.result.input_rows[name] += table.input_rows
             for row in table.rows:
@@ -1331,26 +1349,6 @@ class _Export:
         out += self.markup_flags("Stratagems", row.line, "stratagems", stratagem_id, text)
         return [record, *out]
 
-    def datasheet_stratagems(self, row: Row) -> list[Record]:
-        v = row.values
-        ds_id = self.datasheet(v["datasheet_id"].strip())
-        wid = v["stratagem_id"].strip()
-        stratagem_id = self.stratagem_ids.get(wid)
-        if stratagem_id is None:
-            if wid in self.stratagem_routed:
-                raise _Rejected(
-                    f"stratagem {wid} is not a stratagem (type {self.stratagem_routed[wid]!r})"
-                )
-            raise _Rejected(f"orphan: stratagem {wid} is not in Stratagems.csv")
-        record = DatasheetStratagem(
-            source_id=self.sid,
-            locator=f"Datasheets_stratagems.csv line {row.line}",
-            datasheet_id=ds_id,
-            stratagem_id=stratagem_id,
-        )
-        self.claim(record, ("datasheet_stratagems", (ds_id, stratagem_id)))
-        return [record]
-
     def enhancements(self, row: Row) -> list[Record]:
         v = row.values
         wid, name = clean_line(v["id"]), clean_line(self.html(v["name"]))
@@ -1389,36 +1387,6 @@ class _Export:
             )
         out += self.markup_flags("Enhancements", row.line, "enhancements", enhancement_id, text)
         return out
-
-    def datasheet_enhancements(self, row: Row) -> list[Record]:
-        return self._datasheet_link(
-            row, "Datasheets_enhancements", "enhancement_id", self.enhancement_ids,
-            "enhancement", "Enhancements.csv", DatasheetEnhancement,
-        )
-
-    def datasheet_detachment_abilities(self, row: Row) -> list[Record]:
-        return self._datasheet_link(
-            row, "Datasheets_detachment_abilities", "detachment_ability_id", self.detachment_ability_ids,
-            "detachment ability", "Detachment_abilities.csv", DatasheetDetachmentAbility,
-        )
-
-    def _datasheet_link(
-        self, row: Row, table: str, column: str, ids: Mapping[str, str], what: str, file: str,
-        record_type: type[Record],
-    ) -> list[Record]:
-        """A row linking a datasheet to another table's row (``column`` holds its Wahapedia id)."""
-        ds_id = self.datasheet(row.values["datasheet_id"].strip())
-        wid = row.values[column].strip()
-        if wid not in ids:
-            raise _Rejected(f"orphan: {what} {wid} is not in {file}")
-        record = record_type(
-            source_id=self.sid,
-            locator=self.locator(table, row.line),
-            datasheet_id=ds_id,
-            **{column: ids[wid]},
-        )
-        self.claim(record)
-        return [record]
 
     # ---- helpers ---------------------------------------------------------------------------
 
