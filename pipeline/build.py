@@ -29,7 +29,7 @@ from pipeline.manifest import read_folder_files
 from pipeline.manifest import read_manifest
 from pipeline.targets import Target, parse_target
 from pipeline.tempfiles import remove_stale
-from pipeline.extractors import ParseResult, get_extractor, get_preparer
+from pipeline.extractors import LINK_COLUMN_FORMATS, LinkColumns, ParseResult, get_extractor, get_preparer
 from pipeline.merge import (
     AgreementTally,
     align_names,
@@ -45,8 +45,8 @@ from pipeline.merge import (
 )
 from pipeline.normalise.composition import unit_size
 from schemas.records import (
-    Accounting, Conflict, DataFlag, DataGap, Datasheet, ExternalId, Record, Reject, Source, SourceAgreement,
-    UnitComposition, UnitCost, key_getter,
+    RECORD_OF_TABLE, Accounting, Conflict, DataFlag, DataGap, Datasheet, ExternalId, Record, Reject, Source,
+    SourceAgreement, UnitComposition, UnitCost, key_getter,
 )
 
 Progress = Callable[[str], None]
@@ -146,12 +146,14 @@ def prepare_snapshot(snapshot: RawSnapshot) -> object | None:
 def parse_snapshot(snapshot: RawSnapshot, prepared: object | None = None) -> ParseResult:
     """Run the source's registered parser on its text (or its folder of tables).
 
-    ``prepared`` is what ``prepare_snapshot`` returned for it (the parser takes it over).
+    ``prepared`` is what ``prepare_snapshot`` returned for it (the parser takes it over). A
+    parser of ``LINK_COLUMN_FORMATS`` gives its link tables as columns (``ParseResult.links``).
     """
     parser = get_extractor(snapshot.source.format)
+    options: dict[str, object] = {"link_columns": True} if snapshot.source.format in LINK_COLUMN_FORMATS else {}
     if prepared is not None:
-        return parser(_content(snapshot), snapshot.source, prepared=prepared)  # type: ignore[call-arg]
-    return parser(_content(snapshot), snapshot.source)  # type: ignore[arg-type]
+        options["prepared"] = prepared
+    return parser(_content(snapshot), snapshot.source, **options)  # type: ignore[call-arg]
 
 
 def _content(snapshot: RawSnapshot) -> str | dict[str, str]:
@@ -179,6 +181,9 @@ class Validated:
     conflicts: list[Conflict]
     filled: list[Record]
     agreement: list[SourceAgreement] = field(default_factory=list)
+    #: The rows to load of each link table that a source gave as columns (``ParseResult.links``),
+    #: every source's rows of that table in one ``LinkColumns`` (none of them in ``records``).
+    links: list[LinkColumns] = field(default_factory=list)
 
 
 def validate(
@@ -206,6 +211,10 @@ def validate(
     fills (rows of that table for that datasheet: the Combat Patrol page lost its characteristics,
     the Game Datacards file gives them) is dropped, counted as a duplicate (``merge.filled_gaps``).
     ``readings``: the rules' wordings read ahead (``read_ahead``); the result is the same without.
+    Rows of link tables that a parser gave as columns (``ParseResult.links``) are merged as their
+    records would be (by key, in precedence order: a key seen is a duplicate, the values of a
+    link row being its key) without a record per row; every row of such a table comes back in
+    ``Validated.links`` (none in ``Validated.records``), in the order the records would have had.
     """
     by_id = {s.source_id: s for s in sources}
     duplicates: Counter[tuple[str, str]] = Counter()
@@ -215,13 +224,16 @@ def validate(
     external_ids: dict[tuple[str, str], ExternalId] = {}
     ordered = source_order(sources)
     batches = [results[s.source_id].records for s in ordered]
-    batches = align_with_earlier(align_names(unify_datasheet_ids(batches, _DATASHEET_REFS)))
+    moves: list[dict[str, str]] = []
+    batches = align_with_earlier(align_names(unify_datasheet_ids(batches, _DATASHEET_REFS, moves)))
+    link_batches = [[links.moved(moved) for links in results[s.source_id].links] for s, moved in zip(ordered, moves)]
+    columnar = {links.table for batch in link_batches for links in batch}  # tables loaded as columns
     tally = AgreementTally(by_id)
     batches, set_aside, whole = keep_first_whole(batches, by_id, tally)
     duplicates.update(set_aside)
     conflicts.extend(whole)
     key_of: dict[type, Callable[[Record], tuple]] = {}
-    for source, batch in zip(ordered, batches):
+    for source, batch, link_batch in zip(ordered, batches, link_batches):
         for record in batch:
             kind = type(record)
             get_key = key_of.get(kind)
@@ -234,6 +246,8 @@ def validate(
                 if kind is Datasheet and record.external_id is not None:
                     external_ids.setdefault((record.datasheet_id, record.source_id), _external_id(record))
                 continue
+            if type(first) is tuple:  # a link row kept as columns: (its LinkColumns, its index)
+                first = first[0].record(first[1])
             other_source = getattr(first, "source_id", None) != getattr(record, "source_id", source.source_id)
             if first == record or content(first) == content(record):
                 duplicates[(getattr(record, "source_id", source.source_id), record.__table__)] += 1
@@ -253,22 +267,54 @@ def validate(
                 continue
             if type(record) is Datasheet and record.external_id is not None:
                 external_ids.setdefault((record.datasheet_id, record.source_id), _external_id(record))
+        for links in link_batch:  # a link row's values are its key: a key seen is a duplicate
+            table = links.table
+            for i, key in enumerate(zip(links.datasheet_ids, links.targets)):
+                ident = (table, key)
+                first = seen.get(ident)
+                if first is None:
+                    seen[ident] = (links, i)  # type: ignore[assignment]  (a link row: no record made)
+                    continue
+                duplicates[(links.source_ids[i], table)] += 1
+                if type(first) is tuple:
+                    first = first[0].record(first[1])
+                if first.source_id != links.source_ids[i]:  # type: ignore[attr-defined]
+                    tally.add(first, links.record(i))
+    kept = [r for r in seen.values() if type(r) is not tuple]
     filled = [
-        extra for extra in fill_combat_patrol_characteristics(list(seen.values()))
+        extra for extra in fill_combat_patrol_characteristics(kept)
         if (extra.__table__, extra.key()) not in seen
     ]
-    filled += feel_no_pain_rows(seen.values())
+    filled += feel_no_pain_rows(kept)
     datasheets = {key[0] for (table, key) in seen if table == "datasheets"}
     records: list[Record] = []
-    for (table, _), record in seen.items():
+    link_rows: dict[str, tuple[list[str], list[str], list[str], list[str]]] = {
+        table: ([], [], [], []) for table in sorted(columnar)}
+    for (table, key), record in seen.items():
         refs = _DATASHEET_REFS.get(table)
+        if table in columnar:  # one of the rows of a table loaded as columns, a record or a link row
+            if key[0] not in datasheets:
+                record = record[0].record(record[1]) if type(record) is tuple else record
+                rejects.append(_reject(record, f"orphan: datasheet {key[0]} is not defined by any source"))
+                continue
+            sids, locators, sheets, targets = link_rows[table]
+            if type(record) is tuple:
+                sids.append(record[0].source_ids[record[1]])
+                locators.append(record[0].locators[record[1]])
+            else:
+                sids.append(record.source_id)  # type: ignore[attr-defined]
+                locators.append(record.locator)  # type: ignore[attr-defined]
+            sheets.append(key[0])
+            targets.append(key[1])
+            continue
         if refs:
             missing = [getattr(record, f) for f in refs if getattr(record, f) not in datasheets]
             if missing:
                 rejects.append(_reject(record, f"orphan: datasheet {missing[0]} is not defined by any source"))
                 continue
         records.append(record)
-    filled_elsewhere = filled_gaps(records, _DATASHEET_REFS)
+    links = [LinkColumns(RECORD_OF_TABLE[table], *columns) for table, columns in link_rows.items()]
+    filled_elsewhere = filled_gaps(records, _DATASHEET_REFS, links)
     if filled_elsewhere:
         for record in records:
             if id(record) in filled_elsewhere:
@@ -279,8 +325,8 @@ def validate(
     records, wordings = errata.derive(records, by_id)  # the wording before each mechanical erratum
     filled += wordings
     read = readings.result() if readings is not None else None
-    filled += effect_rows([*records, *wordings], by_id, read)  # what each rule does to an attack
-    return Validated(records, rejects, duplicates, conflicts, filled, tally.records())
+    filled += effect_rows([*records, *wordings], by_id, read, links)  # what each rule does to an attack
+    return Validated(records, rejects, duplicates, conflicts, filled, tally.records(), links)
 
 
 def read_ahead(sources: list[Source], results: dict[str, ParseResult]) -> ForkedCall[dict[str, tuple]] | None:
@@ -289,11 +335,12 @@ def read_ahead(sources: list[Source], results: dict[str, ParseResult]) -> Forked
     fewer than ``READ_AHEAD_MIN_RECORDS`` records or where no second process runs
     (``ForkedCall.start``). The merged rules are mostly the parsed ones: a wording the merge
     changes is read by ``validate`` itself."""
-    if sum(len(result.records) for result in results.values()) < READ_AHEAD_MIN_RECORDS:
+    if sum(len(result.records) + sum(map(len, result.links)) for result in results.values()) < READ_AHEAD_MIN_RECORDS:
         return None
     by_id = {s.source_id: s for s in sources}
     return ForkedCall.start(lambda: read_wordings(
-        [record for result in results.values() for record in result.records], by_id))
+        [record for result in results.values() for record in result.records], by_id,
+        [links for result in results.values() for links in result.links]))
 
 
 def unit_size_gaps(records: list[Record]) -> list[DataGap]:
@@ -349,10 +396,14 @@ def account(sources: list[Source], results: dict[str, ParseResult], valid: Valid
     """
     rows: list[Accounting] = []
     loaded = Counter((r.source_id, r.__table__) for r in valid.records if hasattr(r, "source_id"))
+    for links in valid.links:
+        loaded.update((sid, links.table) for sid in links.source_ids)
     build_rejected = Counter((r.source_id, r.table_name) for r in valid.rejects)
     for source in sources:
         sid, result = source.source_id, results[source.source_id]
         produced = Counter(r.__table__ for r in result.records)
+        for links in result.links:
+            produced[links.table] += len(links)
         parse_rejected = Counter(r.table_name for r in result.rejects)
         if result.input_rows:
             tables = sorted(set(result.input_rows) | set(parse_rejected) | set(result.duplicates))
@@ -600,7 +651,7 @@ def _build(raw_dir: Path, db: Path | str | Target, progress: Progress, allow_shr
             results[snapshot.source.source_id] = result
             seconds[f"parse {snapshot.source.source_id}"] = time.perf_counter() - started
             progress(
-                f"parsed {snapshot.source.source_id}: {len(result.records)} records, "
+                f"parsed {snapshot.source.source_id}: {len(result.records) + sum(map(len, result.links))} records, "
                 f"{len(result.rejects)} rejects in {seconds[f'parse {snapshot.source.source_id}']:.2f} s"
             )
     finally:
@@ -629,13 +680,13 @@ def _build(raw_dir: Path, db: Path | str | Target, progress: Progress, allow_shr
     boilerplate: Counter[str] = Counter()
     for result in results.values():
         boilerplate.update(result.boilerplate)
-    progress(f"loading {len(valid.records) + len(valid.filled)} rows into {db_path}")
+    progress(f"loading {len(valid.records) + len(valid.filled) + sum(map(len, valid.links))} rows into {db_path}")
     rejects = [r for result in results.values() for r in result.rejects] + valid.rejects
     started = time.perf_counter()
     rows = load_database(
         [*sources, *valid.records, *valid.filled, *load_aliases(), *valid.conflicts, *rejects, *accounting,
          *valid.agreement],
-        target if target.backend != "duckdb" else target.path,
+        target if target.backend != "duckdb" else target.path, links=valid.links,
     )
     seconds["load"] = time.perf_counter() - started
     progress(f"loaded in {seconds['load']:.2f} s")

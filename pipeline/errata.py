@@ -316,11 +316,10 @@ def derive(records: list[Record], sources: dict[str, Source]) -> tuple[list[Reco
     still lists ``Leader`` where the erratum says ``Support``), the erratum is applied forward:
     the source's wording is the one before, the one in force is derived, and the note says so.
     """
-    from pipeline.extractors.gdc_rules import change_form  # the form as the parser reads it
-
     errata = [r for r in records if isinstance(r, Erratum)]
     if not errata:
         return records, []
+    from pipeline.extractors.gdc_rules import change_form  # the form as the parser reads it (imported only for errata)
     index = _Index(records, sources)
     targets: dict[str, list[ErratumTarget]] = defaultdict(list)
     for r in records:

@@ -18,7 +18,7 @@ import threading
 from collections import defaultdict
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
 import duckdb
 import pyarrow as pa
@@ -33,6 +33,8 @@ from schemas.records import RECORD_OF_TABLE, Record, SchemaInfo
 
 if TYPE_CHECKING:  # SQLAlchemy is imported by the SQLite and PostgreSQL loads only
     import sqlalchemy as sa
+
+    from pipeline.extractors import LinkColumns
 
 #: What DuckDB's error says when a signal (Ctrl-C, SIGTERM) stopped the query it was running.
 _DUCKDB_INTERRUPTED = "Query interrupted"
@@ -75,8 +77,11 @@ def schema_info() -> SchemaInfo:
     return SchemaInfo(schema_version=schema_version(), project_version=project_version())
 
 
-def load_database(records: list[Record], db_path: Path | Target) -> dict[str, int]:
+def load_database(records: list[Record], db_path: Path | Target, links: Iterable[LinkColumns] = ()) -> dict[str, int]:
     """Write ``records`` into a new database at ``db_path``; return rows per table.
+
+    ``links``: rows of link tables kept as columns (``pipeline.extractors.LinkColumns``, as
+    ``pipeline.build.validate`` gives them), loaded after the records of their table.
 
     ``db_path``: a DuckDB file, or a ``Target`` (``pipeline.targets``: a SQLite file, a
     PostgreSQL database; see ``load_sql`` for those).
@@ -94,14 +99,15 @@ def load_database(records: list[Record], db_path: Path | Target) -> dict[str, in
     validation) if a row breaks a primary key.
     """
     target = parse_target(db_path)
+    links = list(links)
     if target.backend != "duckdb":
-        return load_sql([*records, schema_info()], target)
+        return load_sql([*records, *(r for link in links for r in link.records()), schema_info()], target)
     db_path = target.path
     # A name of this build's own: two builds at once never write the same file; the last
     # rename wins, and each one is a complete database.
     tmp = temp_path(db_path, "build")
     try:
-        rows = _write([*records, schema_info()], tmp)
+        rows = _write([*records, schema_info()], tmp, links)
         os.replace(tmp, db_path)
     except duckdb.InterruptException:  # Ctrl-C while DuckDB works: an interrupt like any other
         raise KeyboardInterrupt from None
@@ -157,27 +163,41 @@ def _signals_between_statements() -> Iterator[Callable[[], None]]:
     check()
 
 
-def _write(records: list[Record], tmp: Path) -> dict[str, int]:
-    """Writes ``records`` to a new DuckDB file ``tmp``; a Ctrl-C or SIGTERM meanwhile is
-    delivered between two statements (``_signals_between_statements``)."""
+def _write(records: list[Record], tmp: Path, links: Iterable[LinkColumns] = ()) -> dict[str, int]:
+    """Writes ``records`` and ``links`` to a new DuckDB file ``tmp``; a Ctrl-C or SIGTERM
+    meanwhile is delivered between two statements (``_signals_between_statements``)."""
     by_table = _by_table(records)
+    linked: dict[str, list[LinkColumns]] = defaultdict(list)
+    for link in links:
+        linked[link.table].append(link)
     with _signals_between_statements() as check:
-        _insert(by_table, tmp, check)
-    return {name: len(by_table.get(name, [])) for name in RECORD_OF_TABLE}
+        _insert(by_table, tmp, check, linked)
+    return {name: len(by_table.get(name, [])) + sum(map(len, linked.get(name, []))) for name in RECORD_OF_TABLE}
 
 
-def _insert(by_table: dict[str, list[Record]], tmp: Path, check: Callable[[], None]) -> None:
+def _columns(name: str, record_type: type[Record], rows: list[Record], links: list[LinkColumns]) -> dict[str, list]:
+    """The values of table ``name`` by column: its records' (``column_values``), then its link rows'."""
+    columns = column_values(record_type, rows)
+    for link in links:
+        for field_name, values in link.columns().items():
+            columns[field_name] = columns[field_name] + values if columns[field_name] else values
+    return columns
+
+
+def _insert(by_table: dict[str, list[Record]], tmp: Path, check: Callable[[], None],
+            linked: dict[str, list[LinkColumns]] | None = None) -> None:
+    linked = linked or {}
     con = duckdb.connect(str(tmp))
     try:
         con.execute("BEGIN TRANSACTION")
         for statement in duckdb_create_statements():
             con.execute(statement)
         for name, record_type in RECORD_OF_TABLE.items():
-            rows = by_table.get(name)
-            if not rows:
+            rows, links = by_table.get(name, []), linked.get(name, [])
+            if not rows and not any(links):
                 continue
             check()
-            columns = column_values(record_type, rows)
+            columns = _columns(name, record_type, rows, links)
             batch = pa.Table.from_pydict(columns, schema=_arrow_schema(name))
             con.register("_batch", batch)
             con.execute(f'INSERT INTO "{name}" SELECT * FROM _batch')

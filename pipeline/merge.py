@@ -18,12 +18,15 @@ import operator
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass
-from typing import Iterable, Mapping
+from typing import TYPE_CHECKING, Iterable, Mapping
 
 from pipeline.assemble.collector import content, entity_key  # noqa: F401  (content: re-exported)
 from pipeline.normalise.composition import smallest_unit_size
 from pipeline.normalise.names import name_key
 from pipeline.precedence import kind_ranks
+if TYPE_CHECKING:
+    from pipeline.extractors import LinkColumns
+
 from schemas.records import (
     Ability,
     Conflict,
@@ -424,7 +427,8 @@ def _realign_abilities(rows: list[WeaponAbility], earlier: list[tuple[object, in
     return {id(r): r.model_copy(update={"position": position[t]}) for r, t in zip(rows, texts) if position[t] != r.position}
 
 
-def unify_datasheet_ids(batches: list[list[Record]], refs: Mapping[str, tuple[str, ...]]) -> list[list[Record]]:
+def unify_datasheet_ids(batches: list[list[Record]], refs: Mapping[str, tuple[str, ...]],
+                        moves: list[dict[str, str]] | None = None) -> list[list[Record]]:
     """Each source's records, with a datasheet that an earlier source prints under another spelling
     given the earlier source's id (``batches`` in precedence order).
 
@@ -436,7 +440,8 @@ def unify_datasheet_ids(batches: list[list[Record]], refs: Mapping[str, tuple[st
     fields holding a datasheet id, the datasheets table aside) and the ``entity_key`` of its
     data gaps and flags. Two
     datasheets of one source are never joined. Returns new lists; records not moved are the same
-    objects.
+    objects. ``moves``, when given, gets for each batch its moved ids (old id -> earlier id), for
+    the rows the caller keeps outside the records (``LinkColumns.moved``).
     """
     known: set[str] = set()
     by_name: dict[tuple, set[str]] = defaultdict(set)
@@ -457,6 +462,8 @@ def unify_datasheet_ids(batches: list[list[Record]], refs: Mapping[str, tuple[st
             known.add(moved.get(s.datasheet_id, s.datasheet_id))
             by_name[_sheet_name(s)].add(moved.get(s.datasheet_id, s.datasheet_id))
         unified.append(batch)
+        if moves is not None:
+            moves.append(moved)
     return unified
 
 
@@ -626,7 +633,8 @@ def _lines(rows: list[Record], name: str) -> dict[int, object]:
     return {r.line: as_read(getattr(r, name)) for r in rows}  # type: ignore[attr-defined]
 
 
-def filled_gaps(records: Iterable[Record], refs: Mapping[str, tuple[str, ...]]) -> set[int]:
+def filled_gaps(records: Iterable[Record], refs: Mapping[str, tuple[str, ...]],
+                links: Iterable[LinkColumns] = ()) -> set[int]:
     """The data gaps (``id()`` of each) that another source fills: a ``DataGap`` of a table of
     ``refs`` (table -> the fields holding a datasheet id) about a datasheet (its ``entity_key``,
     or the part before ``|``) for which a source other than the gap's gives rows of that table.
@@ -634,7 +642,7 @@ def filled_gaps(records: Iterable[Record], refs: Mapping[str, tuple[str, ...]]) 
     The gap says what one source lost ("the page scrape lost the characteristics table"); once
     another source gives those rows, the datasheet no longer misses them, and each row keeps the
     source it came from. The build counts such a gap as a duplicate of its source (merged into
-    the other source's rows).
+    the other source's rows). ``links``: rows of link tables kept as columns, given as rows are.
     """
     records = list(records)
     if not any(isinstance(r, DataGap) and r.table_name in refs for r in records):
@@ -643,6 +651,9 @@ def filled_gaps(records: Iterable[Record], refs: Mapping[str, tuple[str, ...]]) 
     for r in records:
         for name in refs.get(r.__table__, ()):
             given[(r.__table__, getattr(r, name))].add(r.source_id)  # type: ignore[attr-defined]
+    for link in links:
+        for sheet, sid in zip(link.datasheet_ids, link.source_ids):
+            given[(link.table, sheet)].add(sid)
     out: set[int] = set()
     for r in records:
         if isinstance(r, DataGap) and r.table_name in refs:

@@ -171,3 +171,55 @@ def test_every_fragment_the_export_parser_cleans_is_listed_ahead(monkeypatch):
                     game_mode=None, version=None, origin="o", file="f", version_date=None)
     assert len(parse_export(files, source).records) > 100_000
     assert missed == []
+
+
+def test_the_tree_builder_makes_no_element_for_inline_tags_inside_a_fragment():
+    """Inside an element, ``<b>``, ``<i>``, ``<span>`` get no ``Tag`` and their strings stay
+    separate strings (whitespace-only ones folded as beautifulsoup4 folds them); at the body
+    level, and for ``br`` and block elements, the elements are made."""
+    from bs4 import Tag
+
+    from benchmarks.check_html_builder import reader_view
+    from pipeline.normalise.text import _free, _soup
+
+    soup = _soup('<span class="kwb">TOP</span><div><b>A</b> \n <i>x<br>y</i><p>z</p></div>')
+    body = soup.body
+    assert [c.name for c in body.children] == ["span", "div"]
+    div = body.div
+    assert [c.name if isinstance(c, Tag) else str(c) for c in div.children] == ["A", "\n", "x", "br", "y", "p"]
+    assert reader_view(div) == [
+        ("text", "NavigableString", "A"), ("text", "NavigableString", "\n"), ("text", "NavigableString", "x"),
+        ("open", "br", []), ("close", "br"), ("text", "NavigableString", "y"), ("open", "p", []),
+        ("text", "NavigableString", "z"), ("close", "p"),
+    ]
+    _free(soup)
+
+
+@pytest.mark.skipif(not EXPORT.exists(), reason="the shared corpus is not beside the checkout")
+def test_the_tree_builder_reads_as_a_fresh_tree_on_the_export_fragments():
+    """A quarter of the export's HTML fragments alone, another quarter batched as
+    ``html_to_texts`` batches them: the strings, the elements the reader looks at and the text
+    are those of a fresh ``BeautifulSoup(markup, "lxml")`` (``benchmarks/check_html_builder.py``
+    checks every fragment, alone and batched, and 30,000 random ones)."""
+    from benchmarks.check_html_builder import compare
+    from pipeline.extractors.wahapedia_csv import _fragments_of_files
+
+    files = {p.stem: p.read_text(encoding="utf-8-sig") for p in EXPORT.glob("*.csv")}
+    fragments = list(dict.fromkeys(_fragments_of_files(files)))
+    assert len(fragments) > 7000
+    assert [f for f in fragments[::4] if compare(f, f)] == []
+    batches = ["".join(f'<div data-wh40k-fragment="{k}">{f}</div>' for k, f in enumerate(fragments[i:i + 32]))
+               for i in range(32, len(fragments), 128)]
+    assert [i for i, markup in enumerate(batches) if compare(markup, "<br>")] == []
+
+
+def test_the_tree_builder_reads_as_a_fresh_tree_on_random_fragments():
+    """Seeded random fragments (unbalanced tags, comments, scripts, ``pre``, every ASCII space),
+    alone and in a marked ``<div>``: read as a fresh ``BeautifulSoup(markup, "lxml")``."""
+    import random
+
+    from benchmarks.check_html_builder import compare, random_fragment
+
+    rng = random.Random(40)
+    fragments = [random_fragment(rng) for _ in range(1500)]
+    assert [f for f in fragments if compare(f, f) or compare(f'<div data-wh40k-fragment="0">{f}</div>', f)] == []

@@ -19,9 +19,12 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass
-from typing import Iterable, Mapping
+from typing import TYPE_CHECKING, Iterable, Mapping
 
 from pipeline.effects.reader import ReadEffect, normalise, read_text, read_wording
+
+if TYPE_CHECKING:
+    from pipeline.extractors import LinkColumns
 from schemas.records import (
     Ability, Datasheet, DatasheetEnhancement, DatasheetStratagem, Detachment, DetachmentAbility, Effect, Enhancement,
     Record, RuleText, Source, Stratagem,
@@ -70,10 +73,11 @@ def orders(text: str) -> list[tuple[str, str]]:
     return [(name, " ".join(body)) for name, body in found]
 
 
-def rules_of(records: Iterable[Record], sources: dict[str, Source]) -> list[Rule]:
+def rules_of(records: Iterable[Record], sources: dict[str, Source], links: Iterable[LinkColumns] = ()) -> list[Rule]:
     """Every rule of a build's records that the reader reads, in a stable order (table, id).
 
     The records are sorted by class once (one pass), so that each rule kind looks only at its own.
+    ``links``: rows of link tables kept as columns (``LinkColumns``), read as their records are.
     """
     of_type: dict[type, list[Record]] = defaultdict(list)  # the records by class, each in build order
     for r in records:
@@ -88,6 +92,12 @@ def rules_of(records: Iterable[Record], sources: dict[str, Source]) -> list[Rule
         listed_on[("stratagems", r.stratagem_id)].add(r.datasheet_id)
     for r in of_type[DatasheetEnhancement]:
         listed_on[("enhancements", r.enhancement_id)].add(r.datasheet_id)
+    listing = {DatasheetStratagem: "stratagems", DatasheetEnhancement: "enhancements"}
+    for link in links:
+        if link.record_type in listing:
+            table = listing[link.record_type]
+            for sheet, rule_id in zip(link.datasheet_ids, link.targets):
+                listed_on[(table, rule_id)].add(sheet)
 
     def faction_of(detachment: str | None, table: str = "", rule_id: str = "") -> str | None:
         found = factions_of_detachment.get((detachment or "").strip().lower(), set())
@@ -164,27 +174,28 @@ def read_rule(rule: Rule, start: int = 0, readings: Mapping[str, tuple[ReadEffec
     ]
 
 
-def read_wordings(records: Iterable[Record], sources: dict[str, Source]) -> dict[str, tuple[ReadEffect, ...]]:
+def read_wordings(records: Iterable[Record], sources: dict[str, Source],
+                  links: Iterable[LinkColumns] = ()) -> dict[str, tuple[ReadEffect, ...]]:
     """The reader's effects of the wording of every rule of ``records`` (``rules_of``), by text:
     what ``effect_rows`` reads, read ahead (the build does it in a second process while it merges
     the sources: ``pipeline.forked``). Pure: the reading of a text depends on the text alone."""
-    return {rule.text: read_wording(rule.text or "") for rule in rules_of(records, sources)}
+    return {rule.text: read_wording(rule.text or "") for rule in rules_of(records, sources, links)}
 
 
 def effect_rows(
     records: Iterable[Record], sources: dict[str, Source],
-    readings: Mapping[str, tuple[ReadEffect, ...]] | None = None,
+    readings: Mapping[str, tuple[ReadEffect, ...]] | None = None, links: Iterable[LinkColumns] = (),
 ) -> list[Effect]:
     """The ``effects`` rows of a build: the reader's for every rule (``rules_of``), and the
     hand-kept entries (``pipeline.effects.hand_kept``) for the rules the reader does not read,
     each linked to every rule row of its kind, edition and name whose wording holds its words.
 
     ``readings``: wordings read ahead (``read_wordings``, of these records or others); the rows
-    are the same with or without them."""
+    are the same with or without them. ``links``: rows of link tables kept as columns."""
     from pipeline.effects.hand_kept import hand_kept_effects
 
     rows: list[Effect] = []
-    for rule in rules_of(records, sources):
+    for rule in rules_of(records, sources, links):
         read = read_rule(rule, readings=readings)
         rows.extend(read)
         rows.extend(hand_kept_effects(rule, start=len(read)))

@@ -12,7 +12,7 @@ import importlib
 import json
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from pipeline.limits import MAX_NESTING_DEPTH, MAX_NUMBER_DIGITS
 
@@ -39,9 +39,13 @@ class ParseResult:
     boilerplate: Counter[str] = field(default_factory=Counter)
     input_rows: Counter[str] = field(default_factory=Counter)
     loaded: Counter[str] = field(default_factory=Counter)
+    #: Rows of link tables kept as columns instead of records (``LinkColumns``): only from a
+    #: parser of ``LINK_COLUMN_FORMATS`` called with ``link_columns=True``, as the build calls it.
+    links: list["LinkColumns"] = field(default_factory=list)
 
     def extend(self, other: "ParseResult") -> None:
         self.records.extend(other.records)
+        self.links.extend(other.links)
         self.rejects.extend(other.rejects)
         self.duplicates.update(other.duplicates)
         self.boilerplate.update(other.boilerplate)
@@ -50,6 +54,62 @@ class ParseResult:
 
 
 Parser = Callable[[str, Source], ParseResult]
+
+
+@dataclass
+class LinkColumns:
+    """The rows of one link table (a datasheet and a row of another table: ``DatasheetStratagem``,
+    ``DatasheetEnhancement``, ``DatasheetDetachmentAbility``) as columns, one value per row in
+    each list, instead of one record per row: the export's link tables hold some 96,000 rows,
+    which the build merges and loads as columns. Every value is a ``str``, as the record's
+    fields; ``record(i)`` is row ``i`` as its record (the same values, validated).
+
+    >>> from schemas.records import DatasheetStratagem
+    >>> links = LinkColumns(DatasheetStratagem, ["s"], ["line 2"], ["10e/sm/captain"], ["10e/wahapedia/1"])
+    >>> links.table, links.target_field, len(links), links.record(0).stratagem_id
+    ('datasheet_stratagems', 'stratagem_id', 1, '10e/wahapedia/1')
+    """
+
+    record_type: type[Record]
+    source_ids: list[str]
+    locators: list[str]
+    datasheet_ids: list[str]
+    targets: list[str]  #: the other key field of the record (``target_field``)
+
+    @property
+    def table(self) -> str:
+        return self.record_type.__table__
+
+    @property
+    def target_field(self) -> str:
+        return self.record_type.__key__[1]
+
+    def __len__(self) -> int:
+        return len(self.locators)
+
+    def record(self, i: int) -> Record:
+        return self.record_type(source_id=self.source_ids[i], locator=self.locators[i],
+                                datasheet_id=self.datasheet_ids[i], **{self.target_field: self.targets[i]})
+
+    def records(self) -> list[Record]:
+        return [self.record(i) for i in range(len(self))]
+
+    def columns(self) -> dict[str, list[str]]:
+        """Field name -> the values of the rows (the record's fields)."""
+        return {"source_id": self.source_ids, "locator": self.locators, "datasheet_id": self.datasheet_ids,
+                self.target_field: self.targets}
+
+    def moved(self, moved: Mapping[str, str]) -> "LinkColumns":
+        """These rows with each datasheet id of ``moved`` replaced (``merge.unify_datasheet_ids``)."""
+        if not moved or not any(d in moved for d in self.datasheet_ids):
+            return self
+        return LinkColumns(self.record_type, self.source_ids, self.locators,
+                           [moved.get(d, d) for d in self.datasheet_ids], self.targets)
+
+
+#: Formats whose parser takes ``link_columns=True``: it then gives its link tables' rows as
+#: ``ParseResult.links`` (``LinkColumns``), not as records. The build asks for it.
+LINK_COLUMN_FORMATS = frozenset({"wahapedia-csv"})
 
 
 def source_rule_text(

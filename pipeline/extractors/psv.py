@@ -63,6 +63,32 @@ class Table:
         return len(self.rows) + len(self.bad_rows)
 
 
+@dataclass
+class Records:
+    """A table split into records, before any value is read: the ``columns`` of the header, and
+    for each good record its first physical line (``lines``) and its raw text (``raws``, the
+    fields still joined by ``|``), in file order; ``bad_rows`` as in ``Table``."""
+
+    columns: tuple[str, ...]
+    lines: list[int] = field(default_factory=list)
+    raws: list[str] = field(default_factory=list)
+    bad_rows: list[BadRow] = field(default_factory=list)
+
+    @property
+    def input_rows(self) -> int:
+        return len(self.raws) + len(self.bad_rows)
+
+    def column_lists(self) -> dict[str, list[str]]:
+        """The values of each column, as ``Table.rows`` would give them, one list per column.
+
+        >>> split_records("a|b|\\n1|x|\\n2|y|\\n").column_lists()
+        {'a': ['1', '2'], 'b': ['x', 'y']}
+        """
+        n = len(self.columns)
+        cut = [raw.split("|", n)[:n] for raw in self.raws]
+        return {c: list(values) for c, values in zip(self.columns, zip(*cut))} if cut else {c: [] for c in self.columns}
+
+
 def read_table(text: str, name: str = "table") -> Table:
     """Read pipe-separated text into a ``Table``.
 
@@ -75,6 +101,23 @@ def read_table(text: str, name: str = "table") -> Table:
     >>> [(r.line, r.values["legend"]) for r in t.rows], [(b.line, b.reason) for b in t.bad_rows]
     ([(2, 'line one\\nline two')], [(4, 'wrong column count: 3 fields, the header has 2')])
     """
+    records = split_records(text)
+    columns = records.columns
+    new_row = tuple.__new__  # a Row without the call of its generated __new__ (150,000 rows)
+    # zip stops at the last column: the empty text after a closing "|" is dropped.
+    rows = [new_row(Row, (first, dict(zip(columns, raw.split("|"))), raw))
+            for first, raw in zip(records.lines, records.raws)]
+    return Table(name=name, columns=columns, rows=rows, bad_rows=records.bad_rows)
+
+
+def split_records(text: str) -> Records:
+    """Split pipe-separated text into its header's columns and its records (``Records``), as
+    ``read_table`` reads them, without reading the values of each record into a dict.
+
+    >>> r = split_records("id|legend|\\n7|line one\\nline two|\\n8|x|y|\\n")
+    >>> r.columns, r.lines, r.raws, [b.line for b in r.bad_rows]
+    (('id', 'legend'), [2], ['7|line one\\nline two|'], [4])
+    """
     if text.startswith(BOM):
         text = text[1:]
     lines = text.split("\n")
@@ -83,7 +126,7 @@ def read_table(text: str, name: str = "table") -> Table:
     if lines and lines[-1] == "":
         lines.pop()  # the final line break ends the last record, it does not start one
     if not lines:
-        return Table(name=name, columns=())
+        return Records(columns=())
     header = lines[0]
     trailing = header.endswith("|")
     names = header.split("|")
@@ -92,11 +135,7 @@ def read_table(text: str, name: str = "table") -> Table:
     columns = tuple(n.strip() for n in names)
     n_cols = len(columns)
     pipes = n_cols if trailing else n_cols - 1
-    table = Table(name=name, columns=columns)
-
-    def emit(first: int, buf: str) -> None:
-        # zip stops at the last column: the empty text after a closing "|" is dropped.
-        table.rows.append(Row(first, dict(zip(columns, buf.split("|"))), buf))
+    records = Records(columns=columns)
 
     def why(buf: str) -> str:
         count = buf.count("|")
@@ -106,15 +145,15 @@ def read_table(text: str, name: str = "table") -> Table:
         return f"wrong column count: {fields} fields, the header has {n_cols}"
 
     i, total = 1, len(lines)
-    rows, bad_rows = table.rows, table.bad_rows
-    new_row = tuple.__new__  # a Row without the call of its generated __new__ (150,000 rows)
+    firsts, raws, bad_rows = records.lines, records.raws, records.bad_rows
     while i < total:
         first = i + 1  # 1-based physical line number
         buf = lines[i]
         i += 1
-        # the fast path: one physical line, one record (``complete`` and ``emit``, inlined)
+        # the fast path: one physical line, one record
         if buf.count("|") == pipes and (not trailing or buf.endswith("|")):
-            rows.append(new_row(Row, (first, dict(zip(columns, buf.split("|"))), buf)))
+            firsts.append(first)
+            raws.append(buf)
             continue
         if buf.strip() == "":
             bad_rows.append(BadRow(first, buf, "blank line between records"))
@@ -136,7 +175,8 @@ def read_table(text: str, name: str = "table") -> Table:
                 break
         buf = "\n".join(parts)
         if closed:
-            emit(first, buf)
+            firsts.append(first)
+            raws.append(buf)
         else:
             bad_rows.append(BadRow(first, buf, why(buf)))
-    return table
+    return records

@@ -96,8 +96,8 @@ from pipeline.assemble.printed import (
 from pipeline.assemble.weapons import assemble_weapon
 from pipeline.errors import ManifestError, NormaliseError
 from pipeline.normalise.text import BatchedHtmlCleaning, SharedHtmlCleaning, clean_line, html_to_text, slug
-from pipeline.extractors import ParseResult
-from pipeline.extractors.psv import Row, Table, read_table
+from pipeline.extractors import LinkColumns, ParseResult
+from pipeline.extractors.psv import Records, Row, Table, read_table, split_records
 from schemas.records import (
     Accounting,
     DataFlag,
@@ -261,6 +261,10 @@ HTML_COLUMNS: dict[str, tuple[str, ...]] = {
 #: (a worker would cost more than it saves; the full 10th-edition export has about 150,000).
 SHARED_HTML_MIN_TAGS = 20_000
 
+#: The tables that link a datasheet to a row of another table, and nothing else: read by
+#: ``_Export.link_rows`` in one loop, without a dict of values per row (some 96,000 rows).
+LINK_TABLES = frozenset({"Datasheets_stratagems", "Datasheets_enhancements", "Datasheets_detachment_abilities"})
+
 #: ``Datasheets_keywords.model`` values that mean the whole unit.
 WHOLE_UNIT_MODELS = frozenset({"", "ALL", "ALL MODELS"})
 
@@ -364,7 +368,8 @@ def prepare_export(files: Mapping[str, str], source: Source) -> SharedHtmlCleani
 
 
 def parse_export(
-    files: Mapping[str, str], source: Source, prepared: SharedHtmlCleaning | None = None
+    files: Mapping[str, str], source: Source, prepared: SharedHtmlCleaning | None = None,
+    link_columns: bool = False,
 ) -> ExportParseResult:
     """Parse a Wahapedia CSV export: ``{table name: decoded text}`` -> records and rejects.
 
@@ -375,7 +380,9 @@ def parse_export(
     every datasheet and stratagem.
 
     ``prepared`` is what ``prepare_export`` returned for these files; when None, the parser
-    starts the worker itself if the export is large.
+    starts the worker itself if the export is large. ``link_columns``: the rows of the link
+    tables (``LINK_TABLES``) go to ``result.links`` as columns (``LinkColumns``, as the build
+    takes them), not to ``result.records``; the counts and rejects are the same.
 
     Raises ``ManifestError`` when ``source.edition`` is None.
     """
@@ -386,7 +393,7 @@ def parse_export(
             f"source {source.source_id!r}: a Wahapedia export needs its edition (10 or 11) "
             "in the raw manifest"
         )
-    return _Export(files, source, prepared).run()
+    return _Export(files, source, prepared, link_columns).run()
 
 
 class _Rejected(Exception):
@@ -404,9 +411,11 @@ class _Export:
     """State of one ``parse_export`` call (id maps, key registry, HTML cache)."""
 
     def __init__(
-        self, files: Mapping[str, str], source: Source, prepared: SharedHtmlCleaning | None
+        self, files: Mapping[str, str], source: Source, prepared: SharedHtmlCleaning | None,
+        link_columns: bool = False,
     ) -> None:
         self.source = source
+        self.link_columns = link_columns
         self.sid = source.source_id
         self.edition = source.edition
         self.prefix = f"{source.edition}e"
@@ -416,7 +425,12 @@ class _Export:
             prepared if prepared is not None else _start_shared_html(files))
         self.tables: dict[str, Table] = {}
         self.unknown_tables: dict[str, Table] = {}
+        #: The link tables (``LINK_TABLES``) as split records: no dict of values per row.
+        self.link_records: dict[str, Records] = {}
         for name, text in files.items():
+            if name in LINK_TABLES and name not in COLUMN_ALIASES:
+                self.link_records[name] = split_records(text)
+                continue
             table = _read(text, name)
             if name in COLUMNS:
                 self.tables[name] = table
@@ -558,6 +572,100 @@ class _Export:
         if exact_duplicates:
             res.exact_duplicates[name] += exact_duplicates
 
+    def link_rows(self, name: str) -> None:
+        """A link table (``LINK_TABLES``: a datasheet id and another table's id) as
+        ``rows(name, ...)`` with the ``link`` handler takes it (the same records, rejects and
+        counts), in one loop over its split records: no dict of values, exception or handler
+        call per row; with ``link_columns``, its rows go to ``result.links`` as one
+        ``LinkColumns``. A table whose header is not exactly its two columns goes through
+        ``rows`` (the unknown and missing columns)."""
+        records = self.link_records.get(name)
+        handler = lambda row: self.link(name, row)  # noqa: E731
+        if records is None:
+            self.rows(name, handler)
+            return
+        column, ids, record_type = self._link_columns(name)
+        if sorted(records.columns) != sorted(COLUMNS[name][0]):
+            self.tables[name] = _table_of(name, records)
+            self.rows(name, handler)
+            return
+        res = self.result
+        res.input_rows[name] += records.input_rows
+        for bad in records.bad_rows:
+            self.reject(name, bad.line, bad.raw, bad.reason)
+        values = records.column_lists()
+        datasheet_ids = self.datasheet_ids
+        seen_raw: set[str] = set()
+        keys: set[tuple[str, str]] = set()
+        locators: list[str] = []
+        sheets: list[str] = []
+        targets: list[str] = []
+        duplicates = exact_duplicates = 0
+        for line, raw, ds_wid, wid in zip(records.lines, records.raws, values["datasheet_id"], values[column]):
+            if raw in seen_raw:
+                duplicates += 1
+                exact_duplicates += 1
+                continue
+            seen_raw.add(raw)
+            ds_wid, wid = ds_wid.strip(), wid.strip()
+            ds_id, other = datasheet_ids.get(ds_wid), ids.get(wid)
+            if ds_id is None or other is None:  # the handler's reason (``datasheet``, ``link_target``)
+                try:
+                    self.datasheet(ds_wid)
+                    self.link_target(name, wid)
+                except _Rejected as exc:
+                    self.reject(name, line, raw, str(exc))
+                continue
+            key = (ds_id, other)
+            if key in keys:  # the same two ids again: the same values (counted duplicate)
+                duplicates += 1
+                continue
+            keys.add(key)
+            locators.append(f"{name}.csv line {line}")
+            sheets.append(ds_id)
+            targets.append(other)
+        links = LinkColumns(record_type, [self.sid] * len(locators), locators, sheets, targets)
+        if self.link_columns:
+            res.links.append(links)
+        else:
+            res.records.extend(links.records())
+        if locators:
+            res.loaded[name] += len(locators)
+        if duplicates:
+            res.duplicates[name] += duplicates
+        if exact_duplicates:
+            res.exact_duplicates[name] += exact_duplicates
+
+    def _link_columns(self, name: str) -> tuple[str, Mapping[str, str], type[Record]]:
+        """A link table's (id column, Wahapedia id -> id, record type)."""
+        if name == "Datasheets_stratagems":
+            return "stratagem_id", self.stratagem_ids, DatasheetStratagem
+        if name == "Datasheets_enhancements":
+            return "enhancement_id", self.enhancement_ids, DatasheetEnhancement
+        return "detachment_ability_id", self.detachment_ability_ids, DatasheetDetachmentAbility
+
+    def link_target(self, name: str, wid: str) -> str:
+        """The id that a row of link table ``name`` points to by its Wahapedia id ``wid``, or
+        raise ``_Rejected`` (an orphan, or a Stratagems row that is not a stratagem)."""
+        target = self._link_columns(name)[1].get(wid)
+        if target is not None:
+            return target
+        if name == "Datasheets_stratagems" and wid in self.stratagem_routed:
+            raise _Rejected(f"stratagem {wid} is not a stratagem (type {self.stratagem_routed[wid]!r})")
+        what, file = {"Datasheets_stratagems": ("stratagem", "Stratagems.csv"),
+                      "Datasheets_enhancements": ("enhancement", "Enhancements.csv")}.get(
+                          name, ("detachment ability", "Detachment_abilities.csv"))
+        raise _Rejected(f"orphan: {what} {wid} is not in {file}")
+
+    def link(self, name: str, row: Row) -> list[Record]:
+        """A row of link table ``name`` (a datasheet and another table's row): its record."""
+        column, _, record_type = self._link_columns(name)
+        ds_id = self.datasheet(row.values["datasheet_id"].strip())
+        record = record_type(source_id=self.sid, locator=self.locator(name, row.line), datasheet_id=ds_id,
+                             **{column: self.link_target(name, row.values[column].strip())})
+        self.claim(record)
+        return [record]
+
     def datasheet(self, wid: str) -> str:
         """The ``datasheet_id`` of a Wahapedia datasheet id, or raise ``_Rejected``."""
         ds = self.datasheet_ids.get(wid)
@@ -603,10 +711,10 @@ class _Export:
         self.rows("Datasheets_options", self.options)
         self.rows("Datasheets_models_cost", self.models_cost)
         self.rows("Stratagems", self.stratagems)
-        self.rows("Datasheets_stratagems", self.datasheet_stratagems)
+        self.link_rows("Datasheets_stratagems")
         self.rows("Enhancements", self.enhancements)
-        self.rows("Datasheets_enhancements", self.datasheet_enhancements)
-        self.rows("Datasheets_detachment_abilities", self.datasheet_detachment_abilities)
+        self.link_rows("Datasheets_enhancements")
+        self.link_rows("Datasheets_detachment_abilities")
         for name, table in self.unknown_tables.items():
             self.result.input_rows[name] += table.input_rows
             for row in table.rows:
@@ -1241,26 +1349,6 @@ class _Export:
         out += self.markup_flags("Stratagems", row.line, "stratagems", stratagem_id, text)
         return [record, *out]
 
-    def datasheet_stratagems(self, row: Row) -> list[Record]:
-        v = row.values
-        ds_id = self.datasheet(v["datasheet_id"].strip())
-        wid = v["stratagem_id"].strip()
-        stratagem_id = self.stratagem_ids.get(wid)
-        if stratagem_id is None:
-            if wid in self.stratagem_routed:
-                raise _Rejected(
-                    f"stratagem {wid} is not a stratagem (type {self.stratagem_routed[wid]!r})"
-                )
-            raise _Rejected(f"orphan: stratagem {wid} is not in Stratagems.csv")
-        record = DatasheetStratagem(
-            source_id=self.sid,
-            locator=f"Datasheets_stratagems.csv line {row.line}",
-            datasheet_id=ds_id,
-            stratagem_id=stratagem_id,
-        )
-        self.claim(record, ("datasheet_stratagems", (ds_id, stratagem_id)))
-        return [record]
-
     def enhancements(self, row: Row) -> list[Record]:
         v = row.values
         wid, name = clean_line(v["id"]), clean_line(self.html(v["name"]))
@@ -1299,36 +1387,6 @@ class _Export:
             )
         out += self.markup_flags("Enhancements", row.line, "enhancements", enhancement_id, text)
         return out
-
-    def datasheet_enhancements(self, row: Row) -> list[Record]:
-        return self._datasheet_link(
-            row, "Datasheets_enhancements", "enhancement_id", self.enhancement_ids,
-            "enhancement", "Enhancements.csv", DatasheetEnhancement,
-        )
-
-    def datasheet_detachment_abilities(self, row: Row) -> list[Record]:
-        return self._datasheet_link(
-            row, "Datasheets_detachment_abilities", "detachment_ability_id", self.detachment_ability_ids,
-            "detachment ability", "Detachment_abilities.csv", DatasheetDetachmentAbility,
-        )
-
-    def _datasheet_link(
-        self, row: Row, table: str, column: str, ids: Mapping[str, str], what: str, file: str,
-        record_type: type[Record],
-    ) -> list[Record]:
-        """A row linking a datasheet to another table's row (``column`` holds its Wahapedia id)."""
-        ds_id = self.datasheet(row.values["datasheet_id"].strip())
-        wid = row.values[column].strip()
-        if wid not in ids:
-            raise _Rejected(f"orphan: {what} {wid} is not in {file}")
-        record = record_type(
-            source_id=self.sid,
-            locator=self.locator(table, row.line),
-            datasheet_id=ds_id,
-            **{column: ids[wid]},
-        )
-        self.claim(record)
-        return [record]
 
     # ---- helpers ---------------------------------------------------------------------------
 
@@ -1450,6 +1508,12 @@ def _start_shared_html(files: Mapping[str, str]) -> SharedHtmlCleaning | None:
     # One fragment per row and column at most: a bound on the number of chunks.
     capacity = sum(text.count("\n") + 1 for text in texts) * max(map(len, HTML_COLUMNS.values()))
     return SharedHtmlCleaning.start(lambda: _fragments_of_files(files), capacity // 32 + 1)
+
+
+def _table_of(name: str, records: Records) -> Table:
+    """The ``Table`` of split records (``read_table``'s, without reading the text again)."""
+    rows = [Row(line, dict(zip(records.columns, raw.split("|"))), raw) for line, raw in zip(records.lines, records.raws)]
+    return Table(name=name, columns=records.columns, rows=rows, bad_rows=records.bad_rows)
 
 
 def _rename_columns(table: Table, aliases: dict[str, str]) -> Table:
