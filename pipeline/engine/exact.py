@@ -709,7 +709,7 @@ def _compound_sub(count: np.ndarray, item: np.ndarray) -> np.ndarray:
     >>> _compound_sub(np.array([0.0, 0.0, 1.0]), np.array([0.0, 0.5])).tolist()
     [0.0, 0.0, 0.25]
     """
-    nonzero = np.flatnonzero(count)
+    nonzero = count.nonzero()[0]
     if nonzero.size == 0:
         return np.array([0.0])
     high = int(nonzero[-1])
@@ -1460,7 +1460,7 @@ def _power(pmf: np.ndarray, n: int) -> np.ndarray:
 def _compound(count: np.ndarray, item: np.ndarray) -> np.ndarray:
     """Pmf of the sum of N independent copies of ``item`` where N has pmf ``count``."""
     item = _trim(item)
-    nonzero = np.flatnonzero(count)
+    nonzero = count.nonzero()[0]
     if nonzero.size == 0:
         return _ZERO
     if item.size == 1:  # every copy is 0
@@ -1540,7 +1540,7 @@ def _truncated(count: np.ndarray) -> np.ndarray:
     >>> _truncated(np.array([0.5, 0.5, 0.0])).tolist()
     [0.5, 0.5]
     """
-    tail = np.cumsum(count[::-1])  # tail[i] = P(N >= size - 1 - i), non-decreasing in i
+    tail = count[::-1].cumsum()  # tail[i] = P(N >= size - 1 - i), non-decreasing in i
     cut = int(tail.searchsorted(TAIL_MASS, side="right"))  # the values whose upper tail is at most TAIL_MASS
     if cut == 0:
         return count
@@ -1666,9 +1666,9 @@ def _trim(pmf: np.ndarray) -> np.ndarray:
 
 
 def _normalised(pmf: np.ndarray) -> np.ndarray:
-    """``pmf`` with rounding drift removed (clipped at 0, divided by its sum)."""
+    """``pmf`` (1-D) with rounding drift removed (clipped at 0, divided by its sum)."""
     pmf = np.maximum(pmf, 0.0)
-    pmf /= pmf.sum()
+    pmf /= np.add.reduce(pmf)
     return pmf
 
 
@@ -2051,7 +2051,7 @@ def _chain_state(plans: tuple[_Plan, ...], models: int, wounds: int) -> tuple[np
         else:
             X = _contract_powers(X, D)
     x = X.copy()
-    x[-1] += max(0.0, 1.0 - float(x.sum()))  # pending counts at their cap: every model destroyed
+    x[-1] += max(0.0, 1.0 - float(np.add.reduce(x)))  # pending counts at their cap: every model destroyed
     return x, True
 
 
@@ -2146,7 +2146,7 @@ def _counted(X: np.ndarray, moves: np.ndarray) -> np.ndarray:
     if M == 1:  # one state vector: the same sums as one convolution
         y = np.convolve(X[0], moves)
         out = y[None, :S].copy()
-        out[0, -1] += y[S:].sum()
+        out[0, -1] += np.add.reduce(y[S:])
         return out
     Tg = np.zeros((S, S + n))
     _strided(Tg, 0, (S, n), (Tg.strides[0] + Tg.strides[1], Tg.strides[1]))[:] = moves
