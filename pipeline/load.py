@@ -27,7 +27,8 @@ from pipeline.errors import BuildError
 from pipeline.targets import Target, parse_target
 from pipeline.tempfiles import temp_path
 from schemas.catalog import (  # noqa: F401  (VIEWS_FILE: re-exported)
-    VIEWS_FILE, column_values, declared_tables, duckdb_create_statements, schema_version, view_statements,
+    VIEWS_FILE, column_values, declared_tables, duckdb_create_statements, duckdb_primary_key_statements,
+    schema_version, view_statements,
 )
 from schemas.records import RECORD_OF_TABLE, Record, SchemaInfo
 
@@ -95,8 +96,9 @@ def load_database(records: list[Record], db_path: Path | Target, links: Iterable
     builds at once, the last to finish wins. Raises ``BuildError`` when the file cannot be
     written. The tables are created by
     the DDL SQLAlchemy compiles from their declarations; the rows and views go in through
-    DuckDB's own connection, in one transaction. Raises DuckDB's error (a bug in the
-    validation) if a row breaks a primary key.
+    DuckDB's own connection, in one transaction; the primary keys are added after the rows
+    (``duckdb_primary_key_statements``). Raises DuckDB's error (a ``TransactionException`` at
+    the commit: a bug in the validation) if a row breaks a primary key.
     """
     target = parse_target(db_path)
     links = list(links)
@@ -190,7 +192,7 @@ def _insert(by_table: dict[str, list[Record]], tmp: Path, check: Callable[[], No
     con = duckdb.connect(str(tmp))
     try:
         con.execute("BEGIN TRANSACTION")
-        for statement in duckdb_create_statements():
+        for statement in duckdb_create_statements(primary_keys=False):  # the keys after the rows
             con.execute(statement)
         for name, record_type in RECORD_OF_TABLE.items():
             rows, links = by_table.get(name, []), linked.get(name, [])
@@ -203,6 +205,8 @@ def _insert(by_table: dict[str, list[Record]], tmp: Path, check: Callable[[], No
             con.execute(f'INSERT INTO "{name}" SELECT * FROM _batch')
             con.unregister("_batch")
         check()
+        for statement in duckdb_primary_key_statements():  # each index built once, from every row
+            con.execute(statement)
         for statement in view_statements():
             con.execute(statement)
         con.execute("COMMIT")
