@@ -442,6 +442,10 @@ class SharedHtmlCleaning(BatchedHtmlCleaning):
         self._arrived: dict[int, tuple[list[str], list[str]]] = {}
         import multiprocessing  # the build's alone: readers of the database never load it
 
+        # beautifulsoup4 and lxml imported before the fork (some 0.1 s): the worker inherits
+        # them instead of importing them again, and the caller needs them too (the chunks it
+        # cleans itself).
+        _reusing_builder_class()
         context = multiprocessing.get_context("fork")
         self._claims = context.Array("b", max(capacity, 1))
         self._caller_at = context.RawValue("i", -_AHEAD_OF_CALLER)  # the chunk the caller needs now
