@@ -58,9 +58,14 @@ class FrozenRecord:
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         fields = self.FIELDS
-        if not kwargs and len(args) == len(fields):  # every field by position: the common case
-            self.__dict__.update(zip(fields, args))
-            return
+        if len(args) + len(kwargs) == len(fields):  # every field given, the common case
+            if not kwargs:
+                self.__dict__.update(zip(fields, args))
+                return
+            if kwargs.keys() == set(fields[len(args):]):  # the last ones by keyword
+                self.__dict__.update(zip(fields, args))
+                self.__dict__.update((f, kwargs[f]) for f in fields[len(args):])
+                return
         name = type(self).__qualname__
         if len(args) > len(fields):
             raise TypeError(f"{name}.__init__() takes {len(fields) + 1} positional arguments but "

@@ -684,7 +684,7 @@ def _joint_mortal_wounds(attacks: np.ndarray, p_hit, sustained, lethal: bool, q,
     if sustained is not None:
         crit = _convolve2d(crit, _sustained_extra(sustained, rolled))
     per_attack = _add2d(_add2d(np.array([[p_hit[0]]]), p_hit[1] * rolled), p_hit[2] * crit)
-    return _DevastatingCounts(attacks, per_attack, False)
+    return _DevastatingCounts(attacks, per_attack, split=False)
 
 
 def _sustained_extra(sustained: np.ndarray, rolled: np.ndarray) -> np.ndarray:
@@ -1495,7 +1495,7 @@ def _split_counts(hits: np.ndarray, p_unsaved: float, p_dev: float) -> _Devastat
     """Unsaved and devastating events when each of R hits (pmf ``hits``) independently is
     unsaved (``p_unsaved``), devastating (``p_dev``) or neither: a multinomial split of R."""
     outcome = np.array([[1.0 - p_unsaved - p_dev, p_dev], [p_unsaved, 0.0]])  # [a, b]
-    return _DevastatingCounts(hits, outcome, True)
+    return _DevastatingCounts(hits, outcome, split=True)
 
 
 def _joint_with_lethal(attacks, p_hit, sustained, p_unsaved, p_dev, p_auto_unsaved) -> _DevastatingCounts:
@@ -1508,7 +1508,7 @@ def _joint_with_lethal(attacks, p_hit, sustained, p_unsaved, p_dev, p_auto_unsav
     if sustained is not None:
         crit = _convolve2d(auto, _sustained_extra(sustained, rolled))
     per_attack = _add2d(_add2d(np.array([[p_hit[0]]]), p_hit[1] * rolled), p_hit[2] * crit)
-    return _DevastatingCounts(attacks, per_attack, False)
+    return _DevastatingCounts(attacks, per_attack, split=False)
 
 
 def _convolve2d(a: np.ndarray, b: np.ndarray) -> np.ndarray:
