@@ -169,6 +169,8 @@ def stage_times(progress: str) -> list[tuple[str, float]]:
             parses.append((f"parse {line[7:].split(':', 1)[0]}", float(line.rsplit(" in ", 1)[1][:-2])))
         elif line.startswith("validated and merged in "):
             rest.append(("validate and merge", float(line.split(" in ")[1][:-2])))
+        elif line.startswith("read the rules' effects in "):
+            rest.append(("effects", float(line.split(" in ")[1].split(" s")[0])))
         elif line.startswith("loaded in "):
             rest.append(("load", float(line.split(" in ")[1][:-2])))
     return sorted(parses, key=lambda p: -p[1]) + rest

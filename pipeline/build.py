@@ -184,11 +184,14 @@ class Validated:
     #: The rows to load of each link table that a source gave as columns (``ParseResult.links``),
     #: every source's rows of that table in one ``LinkColumns`` (none of them in ``records``).
     links: list[LinkColumns] = field(default_factory=list)
+    #: With ``validate(..., effects_later=True)``: the ``effects`` rows (not in ``filled``), made
+    #: when called (after waiting for the wordings read ahead); None otherwise.
+    effects: Callable[[], list[Record]] | None = None
 
 
 def validate(
     sources: list[Source], results: dict[str, ParseResult],
-    readings: ForkedCall[dict[str, tuple]] | None = None,
+    readings: ForkedCall[dict[str, tuple]] | None = None, effects_later: bool = False,
 ) -> Validated:
     """Merge sources, collapse identical records, reject key collisions and orphans.
 
@@ -211,6 +214,9 @@ def validate(
     fills (rows of that table for that datasheet: the Combat Patrol page lost its characteristics,
     the Game Datacards file gives them) is dropped, counted as a duplicate (``merge.filled_gaps``).
     ``readings``: the rules' wordings read ahead (``read_ahead``); the result is the same without.
+    ``effects_later``: the ``effects`` rows are left out of ``filled``, and ``Validated.effects``
+    makes them when called (the build calls it once the other rows are in the database, so that
+    the wordings read ahead have come meanwhile).
     Rows of link tables that a parser gave as columns (``ParseResult.links``) are merged as their
     records would be (by key, in precedence order: a key seen is a duplicate, the values of a
     link row being its key) without a record per row; every row of such a table comes back in
@@ -324,8 +330,15 @@ def validate(
     filled += [g for g in unit_size_gaps(records) if (g.__table__, g.key()) not in seen]
     records, wordings = errata.derive(records, by_id)  # the wording before each mechanical erratum
     filled += wordings
-    read = readings.result() if readings is not None else None
-    filled += effect_rows([*records, *wordings], by_id, read, links)  # what each rule does to an attack
+    rules = [*records, *wordings]
+
+    def effects() -> list[Record]:  # what each rule does to an attack
+        read = readings.result() if readings is not None else None
+        return list(effect_rows(rules, by_id, read, links))
+
+    if effects_later:
+        return Validated(records, rejects, duplicates, conflicts, filled, tally.records(), links, effects)
+    filled += effects()
     return Validated(records, rejects, duplicates, conflicts, filled, tally.records(), links)
 
 
@@ -660,36 +673,49 @@ def _build(raw_dir: Path, db: Path | str | Target, progress: Progress, allow_shr
                 left.abort()  # type: ignore[attr-defined]
     started = time.perf_counter()
     readings = read_ahead(sources, results)
-    try:
-        valid = validate(sources, results, readings)
+    try:  # the wordings read ahead are waited for by the load (the rules' effects, made last)
+        valid = validate(sources, results, readings, effects_later=True)
+        accounting = account(sources, results, valid)
+        seconds["validate and merge"] = time.perf_counter() - started
+        progress(f"validated and merged in {seconds['validate and merge']:.2f} s")
+        lost = shrinkage(previous or {}, accounting, [s.source_id for s in listed], skipped)
+        for line in lost:
+            progress(f"shrink{' (allowed)' if allow_shrink else ''}: {line}")
+        if lost and not allow_shrink:
+            more = f"; and {len(lost) - 1} more (listed above, unless --quiet)" if len(lost) > 1 else ""
+            raise BuildError(
+                f"the new build would shrink {db_path}: {lost[0]}{more}; the previous database is kept. "
+                "Check that source's raw files, or pass --allow-shrink if the shrink is intended"
+            )
+        boilerplate: Counter[str] = Counter()
+        for result in results.values():
+            boilerplate.update(result.boilerplate)
+        progress(f"loading {len(valid.records) + len(valid.filled) + sum(map(len, valid.links))} rows and the "
+                 f"effects of the rules into {db_path}")
+        rejects = [r for result in results.values() for r in result.rejects] + valid.rejects
+        started = time.perf_counter()
+        effects_seconds = 0.0
+
+        def effects() -> list[Record]:  # called by the load once the other rows are in: the wordings
+            nonlocal effects_seconds    # read ahead meanwhile (the second process) have come by then
+            begun = time.perf_counter()
+            assert valid.effects is not None
+            made = valid.effects()
+            effects_seconds = time.perf_counter() - begun
+            return made
+
+        rows = load_database(
+            [*sources, *valid.records, *valid.filled, *load_aliases(), *valid.conflicts, *rejects, *accounting,
+             *valid.agreement],
+            target if target.backend != "duckdb" else target.path, links=valid.links, later=effects,
+        )
+        seconds["effects"] = effects_seconds
+        seconds["load"] = time.perf_counter() - started - effects_seconds
+        progress(f"read the rules' effects in {effects_seconds:.2f} s (while the other rows went in)")
+        progress(f"loaded in {seconds['load']:.2f} s")
     finally:
         if readings is not None:
             readings.abort()  # read already, or an error or Ctrl-C: it stops
-    accounting = account(sources, results, valid)
-    seconds["validate and merge"] = time.perf_counter() - started
-    progress(f"validated and merged in {seconds['validate and merge']:.2f} s")
-    lost = shrinkage(previous or {}, accounting, [s.source_id for s in listed], skipped)
-    for line in lost:
-        progress(f"shrink{' (allowed)' if allow_shrink else ''}: {line}")
-    if lost and not allow_shrink:
-        more = f"; and {len(lost) - 1} more (listed above, unless --quiet)" if len(lost) > 1 else ""
-        raise BuildError(
-            f"the new build would shrink {db_path}: {lost[0]}{more}; the previous database is kept. "
-            "Check that source's raw files, or pass --allow-shrink if the shrink is intended"
-        )
-    boilerplate: Counter[str] = Counter()
-    for result in results.values():
-        boilerplate.update(result.boilerplate)
-    progress(f"loading {len(valid.records) + len(valid.filled) + sum(map(len, valid.links))} rows into {db_path}")
-    rejects = [r for result in results.values() for r in result.rejects] + valid.rejects
-    started = time.perf_counter()
-    rows = load_database(
-        [*sources, *valid.records, *valid.filled, *load_aliases(), *valid.conflicts, *rejects, *accounting,
-         *valid.agreement],
-        target if target.backend != "duckdb" else target.path, links=valid.links,
-    )
-    seconds["load"] = time.perf_counter() - started
-    progress(f"loaded in {seconds['load']:.2f} s")
     return BuildReport(
         db_path=db_path, rows=rows, accounting=accounting, boilerplate=boilerplate, skipped=skipped,
         seconds=seconds,

@@ -78,11 +78,15 @@ def schema_info() -> SchemaInfo:
     return SchemaInfo(schema_version=schema_version(), project_version=project_version())
 
 
-def load_database(records: list[Record], db_path: Path | Target, links: Iterable[LinkColumns] = ()) -> dict[str, int]:
+def load_database(records: list[Record], db_path: Path | Target, links: Iterable[LinkColumns] = (),
+                  later: Callable[[], list[Record]] | None = None) -> dict[str, int]:
     """Write ``records`` into a new database at ``db_path``; return rows per table.
 
     ``links``: rows of link tables kept as columns (``pipeline.extractors.LinkColumns``, as
     ``pipeline.build.validate`` gives them), loaded after the records of their table.
+    ``later``: more records, made when it is called, once ``records`` and ``links`` are in the
+    DuckDB file (before the commit; the build's rules' effects, which wait for the wordings a
+    second process reads meanwhile); for the other backends, called first.
 
     ``db_path``: a DuckDB file, or a ``Target`` (``pipeline.targets``: a SQLite file, a
     PostgreSQL database; see ``load_sql`` for those).
@@ -103,13 +107,14 @@ def load_database(records: list[Record], db_path: Path | Target, links: Iterable
     target = parse_target(db_path)
     links = list(links)
     if target.backend != "duckdb":
-        return load_sql([*records, *(r for link in links for r in link.records()), schema_info()], target)
+        extra = later() if later is not None else []
+        return load_sql([*records, *extra, *(r for link in links for r in link.records()), schema_info()], target)
     db_path = target.path
     # A name of this build's own: two builds at once never write the same file; the last
     # rename wins, and each one is a complete database.
     tmp = temp_path(db_path, "build")
     try:
-        rows = _write([*records, schema_info()], tmp, links)
+        rows = _write([*records, schema_info()], tmp, links, later)
         os.replace(tmp, db_path)
     except duckdb.InterruptException:  # Ctrl-C while DuckDB works: an interrupt like any other
         raise KeyboardInterrupt from None
@@ -165,16 +170,25 @@ def _signals_between_statements() -> Iterator[Callable[[], None]]:
     check()
 
 
-def _write(records: list[Record], tmp: Path, links: Iterable[LinkColumns] = ()) -> dict[str, int]:
-    """Writes ``records`` and ``links`` to a new DuckDB file ``tmp``; a Ctrl-C or SIGTERM
-    meanwhile is delivered between two statements (``_signals_between_statements``)."""
+def _write(records: list[Record], tmp: Path, links: Iterable[LinkColumns] = (),
+           later: Callable[[], list[Record]] | None = None) -> dict[str, int]:
+    """Writes ``records``, ``links`` and then ``later()`` to a new DuckDB file ``tmp``; a Ctrl-C
+    or SIGTERM meanwhile is delivered between two statements (``_signals_between_statements``)."""
     by_table = _by_table(records)
     linked: dict[str, list[LinkColumns]] = defaultdict(list)
     for link in links:
         linked[link.table].append(link)
+    extra: dict[str, list[Record]] = {}
+
+    def _later() -> dict[str, list[Record]]:
+        assert later is not None
+        extra.update(_by_table(later()))
+        return extra
+
     with _signals_between_statements() as check:
-        _insert(by_table, tmp, check, linked)
-    return {name: len(by_table.get(name, [])) + sum(map(len, linked.get(name, []))) for name in RECORD_OF_TABLE}
+        _insert(by_table, tmp, check, linked, _later if later is not None else None)
+    return {name: len(by_table.get(name, [])) + len(extra.get(name, [])) + sum(map(len, linked.get(name, [])))
+            for name in RECORD_OF_TABLE}
 
 
 def _columns(name: str, record_type: type[Record], rows: list[Record], links: list[LinkColumns]) -> dict[str, list]:
@@ -187,7 +201,10 @@ def _columns(name: str, record_type: type[Record], rows: list[Record], links: li
 
 
 def _insert(by_table: dict[str, list[Record]], tmp: Path, check: Callable[[], None],
-            linked: dict[str, list[LinkColumns]] | None = None) -> None:
+            linked: dict[str, list[LinkColumns]] | None = None,
+            later: Callable[[], dict[str, list[Record]]] | None = None) -> None:
+    """The tables created, ``by_table`` and ``linked`` inserted, then the records of ``later()``
+    (by table: a table may get rows from both), the primary keys, the views, one commit."""
     linked = linked or {}
     con = duckdb.connect(str(tmp))
     try:
@@ -201,16 +218,22 @@ def _insert(by_table: dict[str, list[Record]], tmp: Path, check: Callable[[], No
         con.execute("BEGIN TRANSACTION")
         for statement in duckdb_create_statements(primary_keys=False):  # the keys after the rows
             con.execute(statement)
-        for name, record_type in RECORD_OF_TABLE.items():
-            rows, links = by_table.get(name, []), linked.get(name, [])
-            if not rows and not any(links):
-                continue
-            check()
-            columns = _columns(name, record_type, rows, links)
-            batch = pa.Table.from_pydict(columns, schema=_arrow_schema(name))
-            con.register("_batch", batch)
-            con.execute(f'INSERT INTO "{name}" SELECT * FROM _batch')
-            con.unregister("_batch")
+
+        def insert(part: dict[str, list[Record]], part_links: dict[str, list[LinkColumns]]) -> None:
+            for name, record_type in RECORD_OF_TABLE.items():
+                rows, links = part.get(name, []), part_links.get(name, [])
+                if not rows and not any(links):
+                    continue
+                check()
+                columns = _columns(name, record_type, rows, links)
+                batch = pa.Table.from_pydict(columns, schema=_arrow_schema(name))
+                con.register("_batch", batch)
+                con.execute(f'INSERT INTO "{name}" SELECT * FROM _batch')
+                con.unregister("_batch")
+
+        insert(by_table, linked)
+        if later is not None:
+            insert(later(), {})
         check()
         for statement in duckdb_primary_key_statements():  # each index built once, from every row
             con.execute(statement)

@@ -66,6 +66,11 @@ def test_the_effects_are_the_same_with_the_wordings_read_ahead(seed_parse, monke
     alone = [r for r in validate(sources, results).filled if isinstance(r, Effect)]
     assert len(alone) == 20
     assert with_ahead == alone
+    # left for later (the build makes them while the other rows go in): the same rows, none in filled
+    later_ahead = ForkedCall.start(lambda: read_wordings([r for res in results.values() for r in res.records], by_id))
+    deferred = validate(sources, results, later_ahead, effects_later=True)
+    assert not [r for r in deferred.filled if isinstance(r, Effect)]
+    assert deferred.effects is not None and deferred.effects() == alone
 
 
 def test_a_wording_read_ahead_is_taken_as_read(seed_parse):

@@ -93,3 +93,31 @@ def test_moved_datasheet_ids_move_the_link_rows():
     links = _links("s", [("10e/x/old", "s1"), ("10e/x/a", "s2")])
     assert links.moved({"10e/x/old": "10e/x/new"}).datasheet_ids == ["10e/x/new", "10e/x/a"]
     assert links.moved({"10e/x/other": "10e/x/new"}) is links
+
+
+def test_rows_made_later_are_loaded_after_the_others_and_counted(tmp_path):
+    """``load_database(..., later=...)``: the records it makes when called (the build's rules'
+    effects) go into the same tables as the others, in the same database, and are counted."""
+    import duckdb
+
+    from pipeline.load import load_database
+    from schemas.records import Faction, Source
+
+    source = Source(source_id="s", title="t", file="f.txt", format="x", publisher="p", edition=10,
+                    kind="index", game_mode=None, version=None, version_date=None, origin="o")
+    calls = []
+
+    def later():
+        calls.append(1)
+        return [Faction(source_id="s", locator="Factions.csv line 3", faction_id="orks", name="Orks")]
+
+    first = Faction(source_id="s", locator="Factions.csv line 2", faction_id="necrons", name="Necrons")
+    db = tmp_path / "x.duckdb"
+    rows = load_database([source, first], db, later=later)
+    assert calls == [1] and rows["factions"] == 2 and rows["sources"] == 1
+    con = duckdb.connect(str(db), read_only=True)
+    assert con.execute("SELECT faction_id FROM factions ORDER BY 1").fetchall() == [("necrons",), ("orks",)]
+    con.close()
+    sqlite = tmp_path / "x.sqlite"
+    assert load_database([source, first], f"sqlite:///{sqlite}", later=later)["factions"] == 2
+    assert calls == [1, 1]

@@ -14,7 +14,7 @@ import typer
 
 from pipeline.cli import app
 from pipeline.cli.output import cell, console
-from pipeline.query import DEFAULT_DB
+from pipeline.database import DEFAULT_DB
 
 if TYPE_CHECKING:  # the build (sqlalchemy, pyarrow) and rich are imported when the command runs
     from rich.table import Table
