@@ -178,15 +178,8 @@ def _write(records: list[Record], tmp: Path, links: Iterable[LinkColumns] = (),
     linked: dict[str, list[LinkColumns]] = defaultdict(list)
     for link in links:
         linked[link.table].append(link)
-    extra: dict[str, list[Record]] = {}
-
-    def _later() -> dict[str, list[Record]]:
-        assert later is not None
-        extra.update(_by_table(later()))
-        return extra
-
     with _signals_between_statements() as check:
-        _insert(by_table, tmp, check, linked, _later if later is not None else None)
+        extra = _insert(by_table, tmp, check, linked, later)
     return {name: len(by_table.get(name, [])) + len(extra.get(name, [])) + sum(map(len, linked.get(name, [])))
             for name in RECORD_OF_TABLE}
 
@@ -202,9 +195,10 @@ def _columns(name: str, record_type: type[Record], rows: list[Record], links: li
 
 def _insert(by_table: dict[str, list[Record]], tmp: Path, check: Callable[[], None],
             linked: dict[str, list[LinkColumns]] | None = None,
-            later: Callable[[], dict[str, list[Record]]] | None = None) -> None:
+            later: Callable[[], list[Record]] | None = None) -> dict[str, list[Record]]:
     """The tables created, ``by_table`` and ``linked`` inserted, then the records of ``later()``
-    (by table: a table may get rows from both), the primary keys, the views, one commit."""
+    (a table may get rows from both), the primary keys, the views, one commit; returns the
+    records of ``later()`` by table."""
     linked = linked or {}
     con = duckdb.connect(str(tmp))
     try:
@@ -232,8 +226,8 @@ def _insert(by_table: dict[str, list[Record]], tmp: Path, check: Callable[[], No
                 con.unregister("_batch")
 
         insert(by_table, linked)
-        if later is not None:
-            insert(later(), {})
+        extra = _by_table(later()) if later is not None else {}
+        insert(extra, {})
         check()
         for statement in duckdb_primary_key_statements():  # each index built once, from every row
             con.execute(statement)
@@ -244,6 +238,7 @@ def _insert(by_table: dict[str, list[Record]], tmp: Path, check: Callable[[], No
         con.execute("CHECKPOINT")
     finally:
         con.close()
+    return extra
 
 
 def _by_table(records: list[Record]) -> dict[str, list[Record]]:
