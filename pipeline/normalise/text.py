@@ -348,6 +348,11 @@ def _clean_ahead(
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         chunks = _chunks_of(list_fragments(), chunk_size)
+        # beautifulsoup4 and lxml (some 0.1 s) imported here, after the fork, not by the caller
+        # before it: the caller goes on meanwhile, and by the time it needs its first texts the
+        # worker has claimed those chunks, so a build whose worker cleans every chunk never
+        # imports them in the calling process (a chunk the caller cleans itself imports them).
+        _reusing_builder_class()
         total, k = min(len(chunks), len(claims)), 0
         while os.getppid() == caller:
             with claims.get_lock():
@@ -442,10 +447,6 @@ class SharedHtmlCleaning(BatchedHtmlCleaning):
         self._arrived: dict[int, tuple[list[str], list[str]]] = {}
         import multiprocessing  # the build's alone: readers of the database never load it
 
-        # beautifulsoup4 and lxml imported before the fork (some 0.1 s): the worker inherits
-        # them instead of importing them again, and the caller needs them too (the chunks it
-        # cleans itself).
-        _reusing_builder_class()
         context = multiprocessing.get_context("fork")
         self._claims = context.Array("b", max(capacity, 1))
         self._caller_at = context.RawValue("i", -_AHEAD_OF_CALLER)  # the chunk the caller needs now
