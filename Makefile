@@ -19,6 +19,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m compileall -q pipeline schemas  # the project's bytecode, as pip writes it for an installed package
 	@touch $(STAMP)
 
 venv: $(STAMP) ## Create the virtual environment and install the project (done on first use)

@@ -5,14 +5,16 @@ Run with ``python benchmarks/bench_build.py [EXPORT_DIR]`` (``make bench``; defa
 beside the checkout, ``../shared/corpus/wahapedia-10e``). Prints figures, asserts nothing:
 
 - reference: DuckDB ``read_csv`` of the same 20 files into tables (all columns as text), in a
-  subprocess, wall time and peak memory;
+  subprocess, wall time and peak memory (each figure the median of ``RUNS`` runs, the
+  reference and the build taken in turns);
 - the project's build of a raw folder holding only that export (parse, validate, merge, load),
   in a subprocess, wall time and peak memory;
 - the ratio of the two times;
 - the same build with the compiled modules kept (``PYTHONPYCACHEPREFIX``, a temporary folder,
   filled by one run first), as on a user's machine, where Python writes bytecode: the figures
   above are with bytecode written or not as this environment says (``PYTHONDONTWRITEBYTECODE``
-  set: every run compiles the project's modules again), and the bench says which;
+  set: Python writes none, and uses what ``make venv`` compiled, ``compileall``, for the modules
+  not changed since), and the bench says which, with the modules whose bytecode is current;
 - the full build: a copy of ``raw/`` with every source brought by ``wh40k fetch --mirror`` of the
   corpus folder (the export's parent), once: wall time, peak memory, and the time of each source's
   parse, slowest first, with the merge and the load.
@@ -20,6 +22,7 @@ beside the checkout, ``../shared/corpus/wahapedia-10e``). Prints figures, assert
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
@@ -30,6 +33,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+#: Runs of the reference and of the build, taken in turns; the medians are printed.
+RUNS = 5
 
 _BARE_LOAD = """
 import sys, duckdb, pathlib
@@ -75,21 +80,23 @@ def main() -> None:
             encoding="utf-8",
         )
         bare, build = [], []
-        for i in range(3):
+        for i in range(RUNS):
             bare.append(run_measured([sys.executable, "-c", _BARE_LOAD, str(raw / "wahapedia-10e"),
                                       str(tmp_path / f"bare{i}.duckdb")]))
             build.append(run_measured([sys.executable, "-m", "pipeline.cli", "build", "-q",
                                        "--raw", str(raw), "--db", str(tmp_path / f"build{i}.duckdb")]))
-        bare_s, bare_mb = sorted(bare)[1]
-        build_s, build_mb = sorted(build)[1]
+        bare_s, bare_mb = sorted(bare)[RUNS // 2]
+        build_s, build_mb = sorted(build)[RUNS // 2]
         cached_env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
         cached_env["PYTHONPYCACHEPREFIX"] = str(tmp_path / "pycache")
         cached = [run_measured([sys.executable, "-m", "pipeline.cli", "build", "-q", "--raw", str(raw),
-                                "--db", str(tmp_path / f"cached{i}.duckdb")], cached_env) for i in range(4)][1:]
-        cached_s, cached_mb = sorted(cached)[1]
-        bytecode = ("not written (PYTHONDONTWRITEBYTECODE is set: each run compiles the project again)"
+                                "--db", str(tmp_path / f"cached{i}.duckdb")], cached_env) for i in range(RUNS + 1)][1:]
+        cached_s, cached_mb = sorted(cached)[RUNS // 2]
+        current, total = compiled_modules()
+        bytecode = (f"not written by Python (PYTHONDONTWRITEBYTECODE is set): {current} of the project's {total} "
+                    "modules compiled beforehand (make venv), the others compiled again by each run"
                     if os.environ.get("PYTHONDONTWRITEBYTECODE") else "written and kept as Python does by default")
-        print("Full Wahapedia 10th-edition export (20 tables), median of 3 runs, each in a fresh process")
+        print(f"Full Wahapedia 10th-edition export (20 tables), median of {RUNS} runs, each in a fresh process")
         print(f"  reference: DuckDB read_csv of the 20 files   {bare_s:6.2f} s   peak {bare_mb:6.0f} MiB")
         print(f"  wh40k build (parse, validate, load)         {build_s:6.2f} s   peak {build_mb:6.0f} MiB")
         print(f"  ratio build / reference                     {build_s / bare_s:6.1f} x   (bytecode {bytecode})")
@@ -99,11 +106,31 @@ def main() -> None:
                           "ratio": round(build_s / bare_s, 2), "build_peak_mib": round(build_mb),
                           "reference_peak_mib": round(bare_mb), "build_bytecode_kept_s": round(cached_s, 3),
                           "ratio_bytecode_kept": round(cached_s / bare_s, 2),
-                          "bytecode_written": not os.environ.get("PYTHONDONTWRITEBYTECODE")}))
+                          "bytecode_written": not os.environ.get("PYTHONDONTWRITEBYTECODE"),
+                          "modules_compiled": [current, total]}))
 
     print(f"  objects left in reference cycles by the export's parse (cyclic collector paused, as in a build): "
           f"{cycles_after_parse(export)}")
     full_build(export.parent)
+
+
+def compiled_modules() -> tuple[int, int]:
+    """(modules with current bytecode, modules) of the project's packages ``pipeline`` and
+    ``schemas``: a module's bytecode is current when its ``__pycache__`` file records the
+    source's modification time and size (how Python checks it before using it)."""
+    current = total = 0
+    for source in sorted([*(ROOT / "pipeline").rglob("*.py"), *(ROOT / "schemas").rglob("*.py")]):
+        total += 1
+        try:
+            header = Path(importlib.util.cache_from_source(str(source))).read_bytes()[:16]
+        except OSError:
+            continue
+        stat = source.stat()
+        if (header[:4] == importlib.util.MAGIC_NUMBER and int.from_bytes(header[4:8], "little") == 0
+                and int.from_bytes(header[8:12], "little") == int(stat.st_mtime) & 0xFFFFFFFF
+                and int.from_bytes(header[12:16], "little") == stat.st_size & 0xFFFFFFFF):
+            current += 1
+    return current, total
 
 
 _CYCLES = """
