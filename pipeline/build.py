@@ -409,8 +409,9 @@ def account(sources: list[Source], results: dict[str, ParseResult], valid: Valid
     """
     rows: list[Accounting] = []
     loaded = Counter((r.source_id, r.__table__) for r in valid.records if hasattr(r, "source_id"))
-    for links in valid.links:
-        loaded.update((sid, links.table) for sid in links.source_ids)
+    for links in valid.links:  # counted by source id alone (Counter's C loop), then keyed by table
+        for sid, n in Counter(links.source_ids).items():
+            loaded[(sid, links.table)] += n
     build_rejected = Counter((r.source_id, r.table_name) for r in valid.rejects)
     for source in sources:
         sid, result = source.source_id, results[source.source_id]
