@@ -20,6 +20,7 @@ from typing import Callable, Iterable, Iterator
 from pipeline import errata
 from pipeline.aliases import load_aliases
 from pipeline.assemble.protection import feel_no_pain_rows
+from pipeline.duckdb_file import ForkedDuckdbFile
 from pipeline.editions import detect_edition
 from pipeline.effects.rules import effect_rows, read_wordings
 from pipeline.errors import BuildError
@@ -28,7 +29,7 @@ from pipeline.forked import ForkedCall
 from pipeline.manifest import read_folder_files
 from pipeline.manifest import read_manifest
 from pipeline.targets import Target, parse_target
-from pipeline.tempfiles import remove_stale
+from pipeline.tempfiles import remove_stale, temp_path
 from pipeline.extractors import LINK_COLUMN_FORMATS, LinkColumns, ParseResult, get_extractor, get_preparer
 from pipeline.merge import (
     AgreementTally,
@@ -61,6 +62,9 @@ SHRINK_KEEPS_AT_LEAST = 0.5
 #: A build whose sources parse into at least this many records reads its rules' wordings ahead,
 #: in a second process, while it merges (``read_ahead``); a small one reads them as it goes.
 READ_AHEAD_MIN_RECORDS = 20_000
+#: A build into a DuckDB file whose raw files hold at least this many bytes writes the file in a
+#: second process (``pipeline.duckdb_file.ForkedDuckdbFile``); a smaller one writes it itself.
+WRITER_MIN_RAW_BYTES = 2_000_000
 #: Tables of notes about the data, not the data: a parser that improves makes fewer of them.
 _NOT_SHRINK_CHECKED = frozenset({"data_flags", "data_gaps"})
 
@@ -648,8 +652,24 @@ def _build(raw_dir: Path, db: Path | str | Target, progress: Progress, allow_shr
     snapshots = [with_detected_edition(read_snapshot(raw_dir, source, members.get(source.source_id, ())), progress)
                  for source in sources]
     sources = [snapshot.source for snapshot in snapshots]
-    # Parsers that can start work ahead (the export's HTML worker) start it now; the loader's
-    # libraries (DuckDB, Arrow, SQLAlchemy: some 0.2 s) are imported while that work runs.
+    # The DuckDB file's second process, forked first (the smallest process to copy), is told
+    # the file after the parse: it imports DuckDB and Arrow while the sources are merged, and
+    # fills the file while this process makes each table's columns (``pipeline.duckdb_file``).
+    raw_bytes = sum(f.bytes for snapshot in snapshots for f in snapshot.checksums)
+    writer = (ForkedDuckdbFile.start() if target.is_file and target.backend == "duckdb"
+              and raw_bytes >= WRITER_MIN_RAW_BYTES else None)
+    try:
+        return _parse_and_load(snapshots, sources, listed, skipped, target, db_path, writer, progress, allow_shrink)
+    finally:
+        if writer is not None:
+            writer.abort()  # done with (the file renamed), or an error or Ctrl-C: it stops
+
+
+def _parse_and_load(
+    snapshots: list[RawSnapshot], sources: list[Source], listed: list[Source], skipped: list[str], target: Target,
+    db_path: Path | Target, writer: ForkedDuckdbFile | None, progress: Progress, allow_shrink: bool,
+) -> BuildReport:
+    # Parsers that can start work ahead (the export's HTML worker) start it now.
     prepared = {s.source.source_id: prepare_snapshot(s) for s in snapshots}
     from pipeline.load import load_database
 
@@ -672,6 +692,8 @@ def _build(raw_dir: Path, db: Path | str | Target, progress: Progress, allow_shr
         for left in prepared.values():  # a parser failed before the others took theirs
             if left is not None:
                 left.abort()  # type: ignore[attr-defined]
+    if writer is not None:
+        writer.open(temp_path(target.path, "build"))
     started = time.perf_counter()
     readings = read_ahead(sources, results)
     try:  # the wordings read ahead are waited for by the load (the rules' effects, made last)
@@ -708,7 +730,7 @@ def _build(raw_dir: Path, db: Path | str | Target, progress: Progress, allow_shr
         rows = load_database(
             [*sources, *valid.records, *valid.filled, *load_aliases(), *valid.conflicts, *rejects, *accounting,
              *valid.agreement],
-            target if target.backend != "duckdb" else target.path, links=valid.links, later=effects,
+            target if target.backend != "duckdb" else target.path, links=valid.links, later=effects, writer=writer,
         )
         seconds["effects"] = effects_seconds
         seconds["load"] = time.perf_counter() - started - effects_seconds

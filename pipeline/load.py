@@ -3,9 +3,10 @@
 The tables are created from their declarations (derived from the records). DuckDB: the DDL is
 written from the column specs (``schemas.catalog``: no SQLAlchemy is imported), and the rows go
 in as one Arrow batch per table, built column by column and typed by those specs, which DuckDB
-inserts in bulk. SQLite and PostgreSQL: the SQLAlchemy tables of ``schemas.tables``, compiled to
-each backend's DDL. SQLite: SQLAlchemy's
-executemany, into a temporary file renamed over the old one. PostgreSQL: psycopg's COPY, in one
+inserts in bulk (``pipeline.duckdb_file``: in this process, or in the build's second process
+while this one makes the next table's columns). SQLite and PostgreSQL: the SQLAlchemy tables of
+``schemas.tables``, compiled to each backend's DDL. SQLite: SQLAlchemy's executemany, into a
+temporary file renamed over the old one. PostgreSQL: psycopg's COPY, in one
 transaction that drops the project's tables and views, creates them and fills them, so that a
 failed or interrupted build leaves the previous database as it was.
 """
@@ -14,22 +15,18 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 import threading
 from collections import defaultdict
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
-import duckdb
-import pyarrow as pa
-
+from pipeline.duckdb_file import DuckdbFile, ForkedDuckdbFile, WriterGone
 from pipeline.errors import BuildError
 from pipeline.targets import Target, parse_target
 from pipeline.tempfiles import temp_path
-from schemas.catalog import (  # noqa: F401  (VIEWS_FILE: re-exported)
-    VIEWS_FILE, column_values, declared_tables, duckdb_create_statements, duckdb_primary_key_statements,
-    schema_version, view_statements,
-)
+from schemas.catalog import VIEWS_FILE, column_values, declared_tables, schema_version  # noqa: F401  (VIEWS_FILE: re-exported)
 from schemas.records import RECORD_OF_TABLE, Record, SchemaInfo
 
 if TYPE_CHECKING:  # SQLAlchemy is imported by the SQLite and PostgreSQL loads only
@@ -39,19 +36,6 @@ if TYPE_CHECKING:  # SQLAlchemy is imported by the SQLite and PostgreSQL loads o
 
 #: What DuckDB's error says when a signal (Ctrl-C, SIGTERM) stopped the query it was running.
 _DUCKDB_INTERRUPTED = "Query interrupted"
-
-#: The Arrow type of each SQL type name of ``schemas.catalog``.
-_ARROW_TYPES = {
-    "VARCHAR": pa.string(),
-    "INTEGER": pa.int64(),
-    "BOOLEAN": pa.bool_(),
-    "DOUBLE": pa.float64(),
-    "DATE": pa.date32(),
-}
-
-
-def _arrow_schema(name: str) -> pa.Schema:
-    return pa.schema([(c.name, _ARROW_TYPES[c.sql_type]) for c in declared_tables()[name]])
 
 
 def create_table_statements(dialect: sa.engine.Dialect) -> list[str]:
@@ -79,7 +63,8 @@ def schema_info() -> SchemaInfo:
 
 
 def load_database(records: list[Record], db_path: Path | Target, links: Iterable[LinkColumns] = (),
-                  later: Callable[[], list[Record]] | None = None) -> dict[str, int]:
+                  later: Callable[[], list[Record]] | None = None,
+                  writer: ForkedDuckdbFile | None = None) -> dict[str, int]:
     """Write ``records`` into a new database at ``db_path``; return rows per table.
 
     ``links``: rows of link tables kept as columns (``pipeline.extractors.LinkColumns``, as
@@ -98,11 +83,14 @@ def load_database(records: list[Record], db_path: Path | Target, links: Iterable
     (``.<name>.<pid>.<random>.build.tmp``, ``pipeline.tempfiles``) and renamed over ``db_path`` only when complete, so a failed
     or interrupted build leaves the previous database intact and no temporary file; of two
     builds at once, the last to finish wins. Raises ``BuildError`` when the file cannot be
-    written. The tables are created by
-    the DDL SQLAlchemy compiles from their declarations; the rows and views go in through
-    DuckDB's own connection, in one transaction; the primary keys are added after the rows
-    (``duckdb_primary_key_statements``). Raises DuckDB's error (a ``TransactionException`` at
-    the commit: a bug in the validation) if a row breaks a primary key.
+    written. The tables are created by the DDL written from their column specs; the rows and
+    views go in through DuckDB's own connection (``pipeline.duckdb_file.DuckdbFile``), each
+    table's primary key after its rows. Raises DuckDB's error (a ``ConstraintException``, or a
+    ``TransactionException`` at a commit: a bug in the validation) if a row breaks a primary key.
+
+    ``writer``: the build's second process, opened at the temporary file (``ForkedDuckdbFile``):
+    DuckDB's work is done there while this process makes the next table's columns. When it
+    ends before the file is complete (killed), the load starts again in this process.
     """
     target = parse_target(db_path)
     links = list(links)
@@ -112,19 +100,21 @@ def load_database(records: list[Record], db_path: Path | Target, links: Iterable
     db_path = target.path
     # A name of this build's own: two builds at once never write the same file; the last
     # rename wins, and each one is a complete database.
-    tmp = temp_path(db_path, "build")
+    tmp = writer.path if writer is not None and writer.path is not None else temp_path(db_path, "build")
     try:
-        rows = _write([*records, schema_info()], tmp, links, later)
+        rows = _write([*records, schema_info()], tmp, links, later, writer)
         os.replace(tmp, db_path)
-    except duckdb.InterruptException:  # Ctrl-C while DuckDB works: an interrupt like any other
-        raise KeyboardInterrupt from None
-    except RuntimeError as exc:  # the same, as DuckDB raises it while it scans an Arrow batch
-        if str(exc) != _DUCKDB_INTERRUPTED:
-            raise
-        raise KeyboardInterrupt from None
-    except (OSError, duckdb.IOException) as exc:
-        reason = getattr(exc, "strerror", None) or str(exc).splitlines()[0]
-        raise BuildError(f"cannot write the database {db_path}: {reason}; choose another --db") from exc
+    except Exception as exc:
+        duckdb = sys.modules.get("duckdb")  # a DuckDB error: DuckDB was imported to raise it
+        if (duckdb is not None and isinstance(exc, duckdb.InterruptException)) or (
+                isinstance(exc, RuntimeError) and str(exc) == _DUCKDB_INTERRUPTED):
+            # Ctrl-C while DuckDB works (as DuckDB raises it, or while it scans an Arrow batch):
+            # an interrupt like any other
+            raise KeyboardInterrupt from None
+        if isinstance(exc, OSError) or (duckdb is not None and isinstance(exc, duckdb.IOException)):
+            reason = getattr(exc, "strerror", None) or str(exc).splitlines()[0]
+            raise BuildError(f"cannot write the database {db_path}: {reason}; choose another --db") from exc
+        raise
     finally:
         for leftover in (tmp, tmp.with_name(tmp.name + ".wal")):
             leftover.unlink(missing_ok=True)  # after a failure or an interrupt (Ctrl-C)
@@ -171,15 +161,37 @@ def _signals_between_statements() -> Iterator[Callable[[], None]]:
 
 
 def _write(records: list[Record], tmp: Path, links: Iterable[LinkColumns] = (),
-           later: Callable[[], list[Record]] | None = None) -> dict[str, int]:
-    """Writes ``records``, ``links`` and then ``later()`` to a new DuckDB file ``tmp``; a Ctrl-C
-    or SIGTERM meanwhile is delivered between two statements (``_signals_between_statements``)."""
+           later: Callable[[], list[Record]] | None = None, writer: ForkedDuckdbFile | None = None) -> dict[str, int]:
+    """Writes ``records``, ``links`` and then ``later()`` to a new DuckDB file ``tmp``: through
+    ``writer`` (opened at ``tmp``) when given, else in this process, where a Ctrl-C or SIGTERM
+    is delivered between two statements (``_signals_between_statements``)."""
     by_table = _by_table(records)
     linked: dict[str, list[LinkColumns]] = defaultdict(list)
     for link in links:
         linked[link.table].append(link)
-    with _signals_between_statements() as check:
-        extra = _insert(by_table, tmp, check, linked, later)
+    made: list[list[Record]] = []
+
+    def later_once() -> list[Record]:  # made once, even when the load starts again
+        if not made:
+            made.append(later() if later is not None else [])
+        return made[0]
+
+    extra: dict[str, list[Record]] | None = None
+    if writer is not None:
+        try:
+            extra = _fill(writer, by_table, linked, later_once, lambda: None)
+        except WriterGone:
+            writer.abort()  # killed: the load starts again here
+        except BaseException:  # an error, Ctrl-C: it stops before the file is removed
+            writer.abort()
+            raise
+    if extra is None:
+        with _signals_between_statements() as check:
+            target = DuckdbFile(tmp)
+            try:
+                extra = _fill(target, by_table, linked, later_once, check)
+            finally:
+                target.close()
     return {name: len(by_table.get(name, [])) + len(extra.get(name, [])) + sum(map(len, linked.get(name, [])))
             for name in RECORD_OF_TABLE}
 
@@ -193,51 +205,27 @@ def _columns(name: str, record_type: type[Record], rows: list[Record], links: li
     return columns
 
 
-def _insert(by_table: dict[str, list[Record]], tmp: Path, check: Callable[[], None],
-            linked: dict[str, list[LinkColumns]] | None = None,
-            later: Callable[[], list[Record]] | None = None) -> dict[str, list[Record]]:
-    """The tables created, ``by_table`` and ``linked`` inserted, then the records of ``later()``
-    (a table may get rows from both), the primary keys, the views, one commit; returns the
-    records of ``later()`` by table."""
-    linked = linked or {}
-    con = duckdb.connect(str(tmp))
-    try:
-        # One thread: tables of some thousands of rows gain nothing from DuckDB's parallelism
-        # but its coordination (measured: the inserts a third quicker). A checkpoint threshold
-        # of (almost) nothing: the COMMIT writes the tables to the file itself, instead of
-        # writing every row to the write-ahead log first and again to the file at the
-        # CHECKPOINT (measured: a fifth of the load).
-        con.execute("SET threads = 1")
-        con.execute("SET checkpoint_threshold = '1KB'")
-        con.execute("BEGIN TRANSACTION")
-        for statement in duckdb_create_statements(primary_keys=False):  # the keys after the rows
-            con.execute(statement)
+def _fill(target: DuckdbFile | ForkedDuckdbFile, by_table: dict[str, list[Record]],
+          linked: dict[str, list[LinkColumns]], later: Callable[[], list[Record]],
+          check: Callable[[], None]) -> dict[str, list[Record]]:
+    """``by_table`` and ``linked`` into ``target``, table by table, then the records of ``later()``
+    (a table may get rows from both), then ``finish``; ``check()`` between two statements.
+    Returns the records of ``later()`` by table."""
 
-        def insert(part: dict[str, list[Record]], part_links: dict[str, list[LinkColumns]]) -> None:
-            for name, record_type in RECORD_OF_TABLE.items():
-                rows, links = part.get(name, []), part_links.get(name, [])
-                if not rows and not any(links):
-                    continue
-                check()
-                columns = _columns(name, record_type, rows, links)
-                batch = pa.Table.from_pydict(columns, schema=_arrow_schema(name))
-                con.register("_batch", batch)
-                con.execute(f'INSERT INTO "{name}" SELECT * FROM _batch')
-                con.unregister("_batch")
+    def insert(part: dict[str, list[Record]], part_links: dict[str, list[LinkColumns]]) -> None:
+        for name, record_type in RECORD_OF_TABLE.items():
+            rows, links = part.get(name, []), part_links.get(name, [])
+            if not rows and not any(links):
+                continue
+            check()
+            target.rows(name, _columns(name, record_type, rows, links))
 
-        insert(by_table, linked)
-        extra = _by_table(later()) if later is not None else {}
-        insert(extra, {})
-        check()
-        for statement in duckdb_primary_key_statements():  # each index built once, from every row
-            con.execute(statement)
-        for statement in view_statements():
-            con.execute(statement)
-        con.execute("COMMIT")
-        check()
-        con.execute("CHECKPOINT")
-    finally:
-        con.close()
+    insert(by_table, linked)
+    extra = _by_table(later())
+    insert(extra, {})
+    check()
+    target.finish()
+    check()
     return extra
 
 

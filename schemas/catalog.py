@@ -197,18 +197,19 @@ def duckdb_create_statements(primary_keys: bool = True) -> list[str]:
     return statements
 
 
-def duckdb_primary_key_statements() -> list[str]:
-    """``ALTER TABLE ... ADD PRIMARY KEY`` of every declared table that has a key, in load order:
-    after ``duckdb_create_statements(primary_keys=False)``, the catalog (``duckdb_tables()``,
-    ``duckdb_constraints()``) is that of ``duckdb_create_statements()``. The build adds them
-    after the rows: DuckDB builds each key's index once instead of row by row (some 0.05 s of
-    CPU for the export). Inside a transaction, a duplicate key fails the ``COMMIT``.
+def duckdb_primary_key_statements() -> dict[str, str]:
+    """``ALTER TABLE ... ADD PRIMARY KEY`` of every declared table that has a key, by table, in
+    load order: after ``duckdb_create_statements(primary_keys=False)``, the catalog
+    (``duckdb_tables()``, ``duckdb_constraints()``) is that of ``duckdb_create_statements()``.
+    The build adds each one after the table's rows: DuckDB builds the key's index once instead
+    of row by row (some 0.05 s of CPU for the export). A duplicate key fails the statement, or
+    the ``COMMIT`` of the transaction that added the row.
 
-    >>> duckdb_primary_key_statements()[0]
+    >>> duckdb_primary_key_statements()["sources"]
     'ALTER TABLE "sources" ADD PRIMARY KEY ("source_id")'
     """
-    return [f'ALTER TABLE "{table}" ADD PRIMARY KEY ({key})'
-            for table, columns in declared_tables().items() if (key := _primary_key(columns))]
+    return {table: f'ALTER TABLE "{table}" ADD PRIMARY KEY ({key})'
+            for table, columns in declared_tables().items() if (key := _primary_key(columns))}
 
 
 def _primary_key(columns: tuple[ColumnSpec, ...]) -> str:

@@ -30,7 +30,7 @@ def test_an_interrupted_load_keeps_the_previous_database_and_leaves_no_temporary
     build(RAW, db)
     before = db.read_bytes()
 
-    def interrupted(records, tmp, links=(), later=None):
+    def interrupted(records, tmp, links=(), later=None, writer=None):
         tmp.write_bytes(b"half a database")
         raise KeyboardInterrupt
 
@@ -45,9 +45,9 @@ def test_two_builds_write_temporary_files_of_their_own(tmp_path, monkeypatch):
     seen = []
     real = pipeline.load._write
 
-    def spy(records, tmp, links=(), later=None):
+    def spy(records, tmp, links=(), later=None, writer=None):
         seen.append(tmp.name)
-        return real(records, tmp, links, later)
+        return real(records, tmp, links, later, writer)
 
     monkeypatch.setattr(pipeline.load, "_write", spy)
     build(RAW, tmp_path / "wh40k.duckdb")
