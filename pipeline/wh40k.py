@@ -17,20 +17,44 @@ from typing import Callable, NoReturn, TypeVar
 
 T = TypeVar("T")
 
-#: Set when a plain attack has run to its end (``_attack``): ``console`` may then end the
-#: process without tearing the interpreter down.
-_PLAIN_ATTACK_ENDED = False
+#: Set when a plain attack has run to its end (``_attack``), or by a command that asked for it
+#: (``end_without_teardown``): ``console`` may then end the process without tearing the
+#: interpreter down.
+_END_WITHOUT_TEARDOWN = False
+#: Set by ``console``: the process ends when the command line does.
+_IN_CONSOLE = False
+#: What a command asked to be kept to the end of the process (``end_without_teardown``).
+_KEPT: list[object] = []
+
+
+def end_without_teardown() -> list[object]:
+    """Ask ``console`` to end the process without taking the interpreter down object by object
+    (``_exit``) once the command has ended, and pause the cyclic garbage collector to the end;
+    returns a list whose objects are left to the end of the process: a command puts there what
+    it would otherwise free just before the end (the build's records: some million objects,
+    freed one by one, or traversed by a last collection, for nothing). Outside ``console`` (a
+    program or a test running the command line in a process that goes on), nothing changes:
+    the list is a new one, freed with its objects when the command drops it."""
+    global _END_WITHOUT_TEARDOWN
+    if not _IN_CONSOLE:
+        return []
+    _END_WITHOUT_TEARDOWN = True
+    gc.disable()
+    return _KEPT
 
 
 def console() -> NoReturn:
     """Entry point of the ``wh40k`` console script and of ``python -m pipeline.cli``: ``main``,
-    which ends with ``SystemExit``; after a plain attack, the process then ends without taking
-    the interpreter down (``_exit``). ``main`` itself raises ``SystemExit`` as before, for a
+    which ends with ``SystemExit``; after a plain attack or a command that asked for it
+    (``end_without_teardown``: the build), the process then ends without taking the interpreter
+    down (``_exit``). ``main`` itself raises ``SystemExit`` as before, for a
     program or a test that runs the command line in its own process."""
+    global _IN_CONSOLE
+    _IN_CONSOLE = True
     try:
         main()
     except SystemExit as exc:
-        if _PLAIN_ATTACK_ENDED and isinstance(exc.code, int):
+        if _END_WITHOUT_TEARDOWN and isinstance(exc.code, int):
             _exit(exc.code)
         raise
     sys.exit(0)
@@ -90,7 +114,7 @@ def _attack(argv: list[str]) -> None:
     hundred objects for an attack of seconds) and ends; the collections it would run, about 80
     over objects that all stay alive, cost 10-40 ms of CPU (2-core machine, under load). Reference counting
     frees everything else as before. The end of a plain attack is marked for ``console``."""
-    global _PLAIN_ATTACK_ENDED
+    global _END_WITHOUT_TEARDOWN
 
     def load():
         from pipeline.cli.attack_command import run_plain
@@ -104,7 +128,7 @@ def _attack(argv: list[str]) -> None:
     finally:
         gc.freeze()  # as pipeline.cli.group.main: no last collections over every object loaded
     if status is not None:
-        _PLAIN_ATTACK_ENDED = True
+        _END_WITHOUT_TEARDOWN = True
         sys.exit(status)
     gc.enable()  # the command line parses argv itself (typer), the collector on as for any command
 

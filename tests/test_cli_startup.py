@@ -296,3 +296,40 @@ def test_the_attack_ends_without_teardown_but_with_its_exit_functions(db, args, 
         assert json.loads(answer)["attacker"] == "Battle Sisters Squad" and printed == "printed at exit"
     else:
         assert out.stderr.startswith("Error: no unit named 'No Such Unit'") and out.stdout == "printed at exit\n"
+
+
+_TEARDOWN_PROBE = _EXIT_PROBE.replace("kept = Kept()", """kept = Kept()
+import gc, os
+atexit.register(lambda: print("collector", gc.isenabled(), file=sys.stderr))
+real_exit = os._exit
+def noted_exit(status):  # the end without teardown (pipeline.wh40k._exit), noted
+    os.write(2, b"os._exit\\n")
+    real_exit(status)
+os._exit = noted_exit""")
+
+
+def test_a_build_ends_without_teardown_or_collections_but_with_its_exit_functions(tmp_path):
+    # pipeline.wh40k.end_without_teardown: the build's objects are neither freed one by one nor
+    # traversed by a last collection; a command that did not ask (its help) ends as usual
+    def run(*args: str) -> list[str]:
+        out = subprocess.run([sys.executable, "-c", _TEARDOWN_PROBE, json.dumps(args)], capture_output=True,
+                             text=True, cwd=ROOT)
+        assert out.returncode == 0, out.stderr
+        return out.stderr.splitlines()
+
+    db = tmp_path / "wh40k.duckdb"
+    ended = run("build", "-q", "--raw", str(RAW), "--db", str(db))
+    assert set(ended[-4:-1]) == {"collector False", "exit function ran", "finalized"} and db.exists()
+    assert ended[-1] == "os._exit"
+    helped = run("build", "--help")
+    assert set(helped[-3:]) == {"collector True", "exit function ran", "finalized"} and "os._exit" not in helped
+
+
+def test_outside_the_console_script_a_command_ends_as_usual():
+    import gc
+
+    from pipeline import wh40k
+
+    assert gc.isenabled()
+    kept, again = wh40k.end_without_teardown(), wh40k.end_without_teardown()
+    assert kept == [] and kept is not again and gc.isenabled() and not wh40k._END_WITHOUT_TEARDOWN

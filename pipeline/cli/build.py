@@ -15,6 +15,7 @@ import typer
 from pipeline.cli import app
 from pipeline.cli.output import cell, console
 from pipeline.database import DEFAULT_DB
+from pipeline.wh40k import end_without_teardown
 
 if TYPE_CHECKING:  # the build (sqlalchemy, pyarrow) and rich are imported when the command runs
     from rich.table import Table
@@ -190,7 +191,7 @@ def build_command(
     try:
         with _sigterm_as_interrupt(received), progress_messages(
                 "build", quiet, steps=("parsed ", "validated ", "loaded ")) as progress:
-            report = build(raw, target, progress, allow_shrink=allow_shrink)
+            report = build(raw, target, progress, allow_shrink=allow_shrink, keep=end_without_teardown())
     except KeyboardInterrupt:
         # the build writes a temporary file of its own, removed on the way out (PostgreSQL: one
         # transaction, rolled back)
