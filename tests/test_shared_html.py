@@ -138,3 +138,25 @@ def test_the_worker_exits_when_its_caller_is_killed(tmp_path):
     else:
         os.kill(worker, signal.SIGKILL)
         raise AssertionError("the worker still runs 20 s after its caller was killed")
+
+
+
+def test_the_worker_lists_the_fragments_one_table_at_a_time(monkeypatch):
+    # the worker cleans the first chunks while the later tables wait to be read (its first
+    # texts come before the parser needs them); the whole list is the parser's
+    import pipeline.extractors.wahapedia_csv as export
+
+    files = {
+        "Abilities": "id|name|legend|faction_id|description|\n1|A|l|SM|<b>one</b> x|\n2|B|l|SM|<i>two</i>|\n",
+        "Stratagems": "faction_id|name|id|type|cp_cost|legend|turn|phase|detachment|detachment_id|description|\n"
+                      "SM|<b>S</b>|9|t|1|l|t|p|d|7|<p>three</p>|\n",
+    }
+    read: list[str] = []
+    real_read = export._read
+    monkeypatch.setattr(export, "_read", lambda text, name: (read.append(name), real_read(text, name))[1])
+    listing = export._fragments_of_files(files)
+    assert next(listing) == "<b>one</b> x" and read == ["Abilities"]
+    rest = list(listing)
+    assert read == ["Abilities", "Stratagems"]
+    assert ["<b>one</b> x", *rest] == export.html_fragments({n: real_read(t, n) for n, t in files.items()})
+    assert rest == ["<i>two</i>", "<b>S</b>", "<p>three</p>"]

@@ -76,7 +76,7 @@ import io
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Mapping
+from typing import Callable, Iterable, Iterator, Mapping
 
 from pydantic import ValidationError
 
@@ -1482,22 +1482,29 @@ def html_fragments(tables: Mapping[str, Table]) -> list[str]:
     Only values with markup (``<`` or an escaped ``&lt;``) are listed: plain text is cleaned
     without beautifulsoup4. A column of ``_HTML_CUTS`` gives the pieces the parser cleans.
     """
-    fragments: dict[str, None] = {}
+    return list(_each_html_fragment(tables.get))
+
+
+def _each_html_fragment(table_of: Callable[[str], Table | None]) -> Iterator[str]:
+    """``html_fragments``, one at a time, each table asked of ``table_of`` when its turn comes."""
+    seen: set[str] = set()
     for name, columns in HTML_COLUMNS.items():
-        table = tables.get(name)
+        table = table_of(name)
         cuts = [_HTML_CUTS.get((name, column)) for column in columns]
         for row in table.rows if table is not None else ():
             for column, cut in zip(columns, cuts):
                 value = row.values.get(column, "")
                 for fragment in (value,) if cut is None else cut(value):
-                    if "<" in fragment or "&lt;" in fragment:
-                        fragments[fragment] = None
-    return list(fragments)
+                    if ("<" in fragment or "&lt;" in fragment) and fragment not in seen:
+                        seen.add(fragment)
+                        yield fragment
 
 
-def _fragments_of_files(files: Mapping[str, str]) -> list[str]:
-    """``html_fragments`` from the texts (what the worker runs: it reads its own copy)."""
-    return html_fragments({name: _read(files[name], name) for name in HTML_COLUMNS if name in files})
+def _fragments_of_files(files: Mapping[str, str]) -> Iterator[str]:
+    """``html_fragments`` from the texts, one at a time, each table read when its turn comes
+    (what the worker runs: it reads its own copy, and cleans the first fragments while the
+    later tables wait)."""
+    return _each_html_fragment(lambda name: _read(files[name], name) if name in files else None)
 
 
 def _start_shared_html(files: Mapping[str, str]) -> SharedHtmlCleaning | None:

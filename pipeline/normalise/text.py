@@ -9,7 +9,7 @@ import sys
 import threading
 import unicodedata
 from functools import lru_cache
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from pipeline.errors import InputError
 
@@ -332,37 +332,47 @@ _AHEAD_OF_CALLER = 2
 
 
 def _clean_ahead(
-    list_fragments: Callable[[], list[str]], chunk_size: int, claims: Any, caller_at: Any, results: Any,
+    list_fragments: Callable[[], Iterable[str]], chunk_size: int, claims: Any, caller_at: Any, results: Any,
     caller: int,
 ) -> None:
-    """Worker: list the fragments, then claim chunks not yet claimed, first to last, and send
-    ``(fragments, texts)`` for each; then send ``None``. It claims no chunk before the caller's
-    current one (``caller_at``) plus ``_AHEAD_OF_CALLER``: a caller that has caught up with it
-    cleans the chunks in between itself instead of waiting for each of the worker's in turn.
-    Ctrl-C is the caller's to handle: the worker ignores it. A worker whose caller (process id
-    ``caller``, taken before the fork: a caller killed before the worker runs is gone too) is
-    gone (killed with SIGKILL) stops at the next chunk and exits without waiting for its results
-    to be read."""
+    """Worker: list the fragments as far as the next chunk to clean (``list_fragments`` may give
+    them one at a time: the first chunks are cleaned while the rest wait to be listed), claim
+    the chunks not yet claimed, first to last, and send ``(fragments, texts)`` for each; then
+    send ``None``. It claims no chunk before the caller's current one (``caller_at``) plus
+    ``_AHEAD_OF_CALLER``: a caller that has caught up with it cleans the chunks in between
+    itself instead of waiting for each of the worker's in turn. Ctrl-C is the caller's to
+    handle: the worker ignores it. A worker whose caller (process id ``caller``, taken before
+    the fork: a caller killed before the worker runs is gone too) is gone (killed with SIGKILL)
+    stops at the next chunk and exits without waiting for its results to be read."""
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
-        chunks = _chunks_of(list_fragments(), chunk_size)
         # beautifulsoup4 and lxml (some 0.1 s) imported here, after the fork, not by the caller
         # before it: the caller goes on meanwhile, and by the time it needs its first texts the
         # worker has claimed those chunks, so a build whose worker cleans every chunk never
         # imports them in the calling process (a chunk the caller cleans itself imports them).
         _reusing_builder_class()
-        total, k = min(len(chunks), len(claims)), 0
+        fragments, listed = iter(list_fragments()), []
+
+        def chunk(k: int) -> list[str]:  # chunk k of the list, listed as far as needed
+            while len(listed) < (k + 1) * chunk_size and (fragment := next(fragments, None)) is not None:
+                listed.append(fragment)
+            return listed[k * chunk_size : (k + 1) * chunk_size]
+
+        k = 0
         while os.getppid() == caller:
             with claims.get_lock():
                 k = max(k, caller_at.value + _AHEAD_OF_CALLER)
-                while k < total and claims[k] != _FREE:
+                while k < len(claims) and claims[k] != _FREE:
                     k += 1
-                if k >= total:
-                    break
+            if k >= len(claims) or not (part := chunk(k)):
+                break
+            with claims.get_lock():
+                if claims[k] != _FREE:  # the caller took it while it was listed
+                    continue
                 claims[k] = _WORKER
-            results.put((k, chunks[k], html_to_texts(chunks[k])))
+            results.put((k, part, html_to_texts(part)))
             k += 1
     finally:
         if os.getppid() != caller:
@@ -441,7 +451,7 @@ class SharedHtmlCleaning(BatchedHtmlCleaning):
     """
 
     def __init__(
-        self, list_fragments: Callable[[], list[str]], capacity: int, chunk_size: int = 32
+        self, list_fragments: Callable[[], Iterable[str]], capacity: int, chunk_size: int = 32
     ) -> None:
         super().__init__(chunk_size)
         self._arrived: dict[int, tuple[list[str], list[str]]] = {}
@@ -463,7 +473,7 @@ class SharedHtmlCleaning(BatchedHtmlCleaning):
 
     @classmethod
     def start(
-        cls, list_fragments: Callable[[], list[str]], capacity: int, chunk_size: int = 32
+        cls, list_fragments: Callable[[], Iterable[str]], capacity: int, chunk_size: int = 32
     ) -> SharedHtmlCleaning | None:
         import multiprocessing
 
