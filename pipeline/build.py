@@ -538,16 +538,15 @@ def previous_counts(db_path: Path | Target) -> dict[tuple[str, str, str], int] |
     is a database of this project too old to have those columns. Raises ``BuildError`` when it is
     a DuckDB database without this project's tables (``OWN_TABLES``) or one that cannot be opened.
     """
-    import duckdb
-
-    from pipeline.database import sandboxed_connection
-
     target = parse_target(db_path)
     if target.backend != "duckdb":
         return _previous_sql_counts(target)
     db_path = target.path
     if not db_path.is_file():
-        return None
+        return None  # and DuckDB not imported: a first build's process has no use for it
+    import duckdb
+
+    from pipeline.database import sandboxed_connection
     try:  # a file the build did not make, maybe: read it in the readers' sandbox
         con = sandboxed_connection(db_path)
     except duckdb.Error as exc:
