@@ -154,3 +154,26 @@ def _runs(pid: int) -> bool:
 def test_no_second_process_with_one_job(monkeypatch):
     monkeypatch.setenv("WH40K_JOBS", "1")
     assert ForkedDuckdbFile.start() is None
+
+
+_FIRST_BUILD = """
+import sys
+from pathlib import Path
+import pipeline.build
+from pipeline.build import build
+pipeline.build.WRITER_MIN_RAW_BYTES = 0
+build(Path(sys.argv[1]), Path(sys.argv[2]))
+print(sorted(m for m in ("duckdb", "pyarrow", "numpy") if m in sys.modules))
+"""
+
+
+def test_a_first_build_through_the_second_process_never_imports_duckdb_here(tmp_path):
+    db = tmp_path / "x.duckdb"
+    out = subprocess.run([sys.executable, "-c", _FIRST_BUILD, str(INPUTS), str(db)], capture_output=True,
+                         text=True, cwd=ROOT, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]" and db.is_file()
+    again = subprocess.run([sys.executable, "-c", _FIRST_BUILD, str(INPUTS), str(db)], capture_output=True,
+                           text=True, cwd=ROOT, timeout=300)  # a rebuild reads the previous counts
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.strip() == "['duckdb']"  # (not Arrow: the rows go in there)
