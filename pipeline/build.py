@@ -30,7 +30,9 @@ from pipeline.manifest import read_folder_files
 from pipeline.manifest import read_manifest
 from pipeline.targets import Target, parse_target
 from pipeline.tempfiles import remove_stale, temp_path
-from pipeline.extractors import LINK_COLUMN_FORMATS, LinkColumns, ParseResult, get_extractor, get_preparer
+from pipeline.extractors import (
+    LINK_COLUMN_FORMATS, RULES_PARSED_FORMATS, LinkColumns, ParseResult, get_extractor, get_preparer,
+)
 from pipeline.merge import (
     AgreementTally,
     align_names,
@@ -46,8 +48,8 @@ from pipeline.merge import (
 )
 from pipeline.normalise.composition import unit_size
 from schemas.records import (
-    RECORD_OF_TABLE, Accounting, Conflict, DataFlag, DataGap, Datasheet, ExternalId, Record, Reject, Source,
-    SourceAgreement, UnitComposition, UnitCost, key_getter,
+    RECORD_OF_TABLE, Ability, Accounting, Conflict, DataFlag, DataGap, Datasheet, DetachmentAbility, Enhancement,
+    ExternalId, Record, Reject, RuleText, Source, SourceAgreement, Stratagem, UnitComposition, UnitCost, key_getter,
 )
 
 Progress = Callable[[str], None]
@@ -147,16 +149,21 @@ def prepare_snapshot(snapshot: RawSnapshot) -> object | None:
     return prepare(_content(snapshot), snapshot.source)
 
 
-def parse_snapshot(snapshot: RawSnapshot, prepared: object | None = None) -> ParseResult:
+def parse_snapshot(snapshot: RawSnapshot, prepared: object | None = None,
+                   readings: Readings | None = None) -> ParseResult:
     """Run the source's registered parser on its text (or its folder of tables).
 
     ``prepared`` is what ``prepare_snapshot`` returned for it (the parser takes it over). A
     parser of ``LINK_COLUMN_FORMATS`` gives its link tables as columns (``ParseResult.links``).
+    ``readings``: where a parser of ``RULES_PARSED_FORMATS`` starts reading the wordings of its
+    rules once it has read them (``Readings.rules_parsed``).
     """
     parser = get_extractor(snapshot.source.format)
     options: dict[str, object] = {"link_columns": True} if snapshot.source.format in LINK_COLUMN_FORMATS else {}
     if prepared is not None:
         options["prepared"] = prepared
+    if readings is not None and snapshot.source.format in RULES_PARSED_FORMATS:
+        options["rules_parsed"] = readings.rules_parsed(snapshot.source)
     return parser(_content(snapshot), snapshot.source, **options)  # type: ignore[call-arg]
 
 
@@ -195,7 +202,7 @@ class Validated:
 
 def validate(
     sources: list[Source], results: dict[str, ParseResult],
-    readings: ForkedCall[dict[str, tuple]] | None = None, effects_later: bool = False,
+    readings: Readings | None = None, effects_later: bool = False,
 ) -> Validated:
     """Merge sources, collapse identical records, reject key collisions and orphans.
 
@@ -346,18 +353,71 @@ def validate(
     return Validated(records, rejects, duplicates, conflicts, filled, tally.records(), links)
 
 
-def read_ahead(sources: list[Source], results: dict[str, ParseResult]) -> ForkedCall[dict[str, tuple]] | None:
+#: The records whose rules have a wording the reader reads (``effects.rules.rules_of``).
+_WORDED = (Ability, DetachmentAbility, Enhancement, RuleText, Stratagem)
+
+
+class Readings:
+    """The wordings of the parsed rules read in second processes (``effects.rules.read_wordings``):
+    one started by a parser once it has read its rules (``rules_parsed``: the export's, while it
+    reads its link tables), one for the rest after the parse (``read_ahead``). ``result()`` is
+    every wording they read, by text (None when none read any); ``abort()`` stops them."""
+
+    def __init__(self, sources: list[Source]) -> None:
+        self._by_id = {s.source_id: s for s in sources}
+        self._calls: list[ForkedCall[dict[str, tuple]]] = []
+        #: Per source id: how many of its parsed records the reading started by its parser took.
+        self.early: dict[str, int] = {}
+
+    def rules_parsed(self, source: Source) -> Callable[[list[Record]], None]:
+        """The ``rules_parsed`` of ``source``'s parser: start reading the wordings of its records
+        so far (as they are when it is called: the second process has its own copy), for a
+        parse of at least ``READ_AHEAD_MIN_RECORDS`` records by then."""
+        def started(records: list[Record]) -> None:
+            if len(records) < READ_AHEAD_MIN_RECORDS or source.source_id in self.early:
+                return
+            by_id = self._by_id
+            self.start(lambda: read_wordings(records, by_id))
+            self.early[source.source_id] = len(records)
+        return started
+
+    def start(self, work: Callable[[], dict[str, tuple]]) -> None:
+        """Start one more reading: ``work()`` in a second process (none where none runs)."""
+        call = ForkedCall.start(work)
+        if call is not None:
+            self._calls.append(call)
+
+    def result(self) -> dict[str, tuple] | None:
+        """Every wording read, waiting for them."""
+        merged: dict[str, tuple] = {}
+        for call in self._calls:
+            merged.update(call.result() or {})
+        return merged or None
+
+    def abort(self) -> None:
+        for call in self._calls:
+            call.abort()
+
+
+def read_ahead(sources: list[Source], results: dict[str, ParseResult], readings: Readings | None = None) -> Readings | None:
     """Start reading the wordings of the parsed rules (``effects.rules.read_wordings``) in a
-    second process, for ``validate``, which merges the sources meanwhile; None for a build of
-    fewer than ``READ_AHEAD_MIN_RECORDS`` records or where no second process runs
-    (``ForkedCall.start``). The merged rules are mostly the parsed ones: a wording the merge
-    changes is read by ``validate`` itself."""
-    if sum(len(result.records) + sum(map(len, result.links)) for result in results.values()) < READ_AHEAD_MIN_RECORDS:
+    second process, for ``validate``, which merges the sources meanwhile: those ``readings``
+    (where a parser started some, ``Readings.rules_parsed``) has not taken; returns the
+    readings, or None for a build of fewer than ``READ_AHEAD_MIN_RECORDS`` records or where
+    no second process runs (``ForkedCall.start``). The merged rules are mostly the parsed ones:
+    a wording the merge changes is read by ``validate`` itself."""
+    readings = readings if readings is not None else Readings(sources)
+    early = readings.early
+    if not early and sum(len(result.records) + sum(map(len, result.links))
+                         for result in results.values()) < READ_AHEAD_MIN_RECORDS:
         return None
-    by_id = {s.source_id: s for s in sources}
-    return ForkedCall.start(lambda: read_wordings(
-        [record for result in results.values() for record in result.records], by_id,
-        [links for result in results.values() for links in result.links]))
+    rest = [result.records[early.get(sid, 0):] for sid, result in results.items()]
+    if any(isinstance(record, _WORDED) for part in rest for record in part):
+        records = [record for result in results.values() for record in result.records]
+        read = [record for sid, n in early.items() for record in results[sid].records[:n]]
+        links = [links for result in results.values() for links in result.links]
+        readings.start(lambda: read_wordings(records, readings._by_id, links, read))
+    return readings
 
 
 def unit_size_gaps(records: list[Record]) -> list[DataGap]:
@@ -685,11 +745,12 @@ def _parse_and_load(
 
     results: dict[str, ParseResult] = {}
     seconds: dict[str, float] = {}
+    early = Readings(sources)  # the rules' wordings, read from when a parser has read its rules
     try:
         previous = previous_counts(target)
         for snapshot in snapshots:
             started = time.perf_counter()
-            result = parse_snapshot(snapshot, prepared.pop(snapshot.source.source_id))
+            result = parse_snapshot(snapshot, prepared.pop(snapshot.source.source_id), early)
             result.records.extend(snapshot.flags)
             result.records.extend(snapshot.checksums)
             results[snapshot.source.source_id] = result
@@ -698,6 +759,9 @@ def _parse_and_load(
                 f"parsed {snapshot.source.source_id}: {len(result.records) + sum(map(len, result.links))} records, "
                 f"{len(result.rejects)} rejects in {seconds[f'parse {snapshot.source.source_id}']:.2f} s"
             )
+    except BaseException:
+        early.abort()  # an error or Ctrl-C: the wordings are read for nothing
+        raise
     finally:
         for left in prepared.values():  # a parser failed before the others took theirs
             if left is not None:
@@ -705,7 +769,7 @@ def _parse_and_load(
     if writer is not None:
         writer.open(temp_path(target.path, "build"))
     started = time.perf_counter()
-    readings = read_ahead(sources, results)
+    readings = read_ahead(sources, results, early)
     try:  # the wordings read ahead are waited for by the load (the rules' effects, made last)
         valid = validate(sources, results, readings, effects_later=True)
         accounting = account(sources, results, valid)

@@ -82,3 +82,66 @@ def test_a_wording_read_ahead_is_taken_as_read(seed_parse):
     assert read  # the reader reads something there: told that the wording says nothing, it gives nothing
     told = [e for e in effect_rows(records, by_id, {rule.text: ()}) if e.rule_id == rule.rule_id and e.origin == "reader"]
     assert told == []
+
+
+def test_wordings_read_from_when_the_rules_are_parsed_and_the_rest_after_are_all_the_wordings(seed_parse, monkeypatch):
+    """``Readings``: a reading started by a parser once it has read its rules (``rules_parsed``:
+    the records so far), then ``read_ahead`` for the others only: together, every wording."""
+    import pipeline.build
+    from pipeline.build import Readings, read_ahead
+
+    monkeypatch.delenv("WH40K_JOBS", raising=False)
+    monkeypatch.setattr(pipeline.build, "READ_AHEAD_MIN_RECORDS", 0)
+    sources, results = seed_parse
+    by_id = {s.source_id: s for s in sources}
+    records = [r for res in results.values() for r in res.records]
+    every = read_wordings(records, by_id)
+    worded = [sid for sid, res in results.items() if rules_of(res.records, by_id)]
+    assert len(worded) >= 2 and len(every) > 10
+    first = worded[0]
+    half = len(results[first].records) // 2
+    readings = Readings(sources)
+    readings.rules_parsed(by_id[first])(results[first].records[:half])
+    assert readings.early == {first: half}
+    assert read_ahead(sources, results, readings) is readings and len(readings._calls) == 2
+    early, late = readings._calls
+    early_read, late_read = early.result(), late.result()
+    assert set(early_read).isdisjoint(late_read) and {**early_read, **late_read} == every
+
+
+def test_no_second_reading_when_the_first_read_every_rule(seed_parse, monkeypatch):
+    import pipeline.build
+    from pipeline.build import Readings, read_ahead
+
+    monkeypatch.delenv("WH40K_JOBS", raising=False)
+    monkeypatch.setattr(pipeline.build, "READ_AHEAD_MIN_RECORDS", 0)
+    sources, results = seed_parse
+    by_id = {s.source_id: s for s in sources}
+    sid = next(sid for sid, res in results.items() if rules_of(res.records, by_id))
+    alone = {sid: results[sid]}
+    readings = Readings(sources)
+    readings.rules_parsed(by_id[sid])(alone[sid].records)
+    assert read_ahead(sources, alone, readings) is readings and len(readings._calls) == 1
+    assert readings.result() == read_wordings(alone[sid].records, by_id)
+
+
+def test_the_export_says_when_its_rules_are_read_before_its_link_tables():
+    from pathlib import Path
+
+    from pipeline.build import _WORDED
+    from pipeline.extractors.wahapedia_csv import parse_export
+    from schemas.records import Source
+
+    export = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus" / "wahapedia-10e"
+    if not export.is_dir():
+        pytest.skip("the shared corpus is not beside the checkout")
+    files = {p.stem: p.read_text(encoding="utf-8-sig") for p in export.glob("*.csv")}
+    source = Source(source_id="t", format="wahapedia-csv", title="t", publisher="p", edition=10, kind="export",
+                    game_mode=None, version=None, origin="o", file="f", version_date=None)
+    told: list[int] = []
+    result = parse_export(files, source, link_columns=True, rules_parsed=lambda records: told.append(len(records)))
+    assert len(told) == 1 and result.links  # the link tables came after
+    n = told[0]
+    assert n > 20_000 and not any(isinstance(r, _WORDED) for r in result.records[n:])
+    assert {type(r).__name__ for r in result.records[:n] if isinstance(r, _WORDED)} >= {
+        "Ability", "DetachmentAbility", "Enhancement", "Stratagem"}

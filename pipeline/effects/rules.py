@@ -175,11 +175,14 @@ def read_rule(rule: Rule, start: int = 0, readings: Mapping[str, tuple[ReadEffec
 
 
 def read_wordings(records: Iterable[Record], sources: dict[str, Source],
-                  links: Iterable[LinkColumns] = ()) -> dict[str, tuple[ReadEffect, ...]]:
+                  links: Iterable[LinkColumns] = (), read: Iterable[Record] = ()) -> dict[str, tuple[ReadEffect, ...]]:
     """The reader's effects of the wording of every rule of ``records`` (``rules_of``), by text:
     what ``effect_rows`` reads, read ahead (the build does it in a second process while it merges
-    the sources: ``pipeline.forked``). Pure: the reading of a text depends on the text alone."""
-    return {rule.text: read_wording(rule.text or "") for rule in rules_of(records, sources, links)}
+    the sources: ``pipeline.forked``). Pure: the reading of a text depends on the text alone.
+    ``read``: records whose rules' wordings are read already (by another process): left out."""
+    done = {rule.text for rule in rules_of(read, sources)} if read else set()
+    return {rule.text: read_wording(rule.text or "") for rule in rules_of(records, sources, links)
+            if rule.text not in done}
 
 
 def effect_rows(

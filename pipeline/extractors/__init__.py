@@ -110,6 +110,9 @@ class LinkColumns:
 #: Formats whose parser takes ``link_columns=True``: it then gives its link tables' rows as
 #: ``ParseResult.links`` (``LinkColumns``), not as records. The build asks for it.
 LINK_COLUMN_FORMATS = frozenset({"wahapedia-csv"})
+#: Formats whose parser takes ``rules_parsed=``: called with its records so far once every table
+#: of rules is read, before the tables left (the build starts reading the wordings then).
+RULES_PARSED_FORMATS = frozenset({"wahapedia-csv"})
 
 
 def source_rule_text(

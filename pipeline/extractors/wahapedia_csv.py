@@ -369,7 +369,7 @@ def prepare_export(files: Mapping[str, str], source: Source) -> SharedHtmlCleani
 
 def parse_export(
     files: Mapping[str, str], source: Source, prepared: SharedHtmlCleaning | None = None,
-    link_columns: bool = False,
+    link_columns: bool = False, rules_parsed: Callable[[list[Record]], None] | None = None,
 ) -> ExportParseResult:
     """Parse a Wahapedia CSV export: ``{table name: decoded text}`` -> records and rejects.
 
@@ -383,6 +383,10 @@ def parse_export(
     starts the worker itself if the export is large. ``link_columns``: the rows of the link
     tables (``LINK_TABLES``) go to ``result.links`` as columns (``LinkColumns``, as the build
     takes them), not to ``result.records``; the counts and rejects are the same.
+    ``rules_parsed``: called once, with the records so far (the list the parse goes on adding
+    to), when every table of rules (abilities, detachment abilities, stratagems, enhancements)
+    has been read and the link tables are left: the build starts reading the rules' wordings
+    then, in a second process (``pipeline.build.read_ahead``).
 
     Raises ``ManifestError`` when ``source.edition`` is None.
     """
@@ -393,7 +397,7 @@ def parse_export(
             f"source {source.source_id!r}: a Wahapedia export needs its edition (10 or 11) "
             "in the raw manifest"
         )
-    return _Export(files, source, prepared, link_columns).run()
+    return _Export(files, source, prepared, link_columns, rules_parsed).run()
 
 
 class _Rejected(Exception):
@@ -412,10 +416,11 @@ class _Export:
 
     def __init__(
         self, files: Mapping[str, str], source: Source, prepared: SharedHtmlCleaning | None,
-        link_columns: bool = False,
+        link_columns: bool = False, rules_parsed: Callable[[list[Record]], None] | None = None,
     ) -> None:
         self.source = source
         self.link_columns = link_columns
+        self.rules_parsed = rules_parsed
         self.sid = source.source_id
         self.edition = source.edition
         self.prefix = f"{source.edition}e"
@@ -711,8 +716,10 @@ class _Export:
         self.rows("Datasheets_options", self.options)
         self.rows("Datasheets_models_cost", self.models_cost)
         self.rows("Stratagems", self.stratagems)
-        self.link_rows("Datasheets_stratagems")
         self.rows("Enhancements", self.enhancements)
+        if self.rules_parsed is not None:  # every table of rules read; the link tables are left
+            self.rules_parsed(self.result.records)
+        self.link_rows("Datasheets_stratagems")
         self.link_rows("Datasheets_enhancements")
         self.link_rows("Datasheets_detachment_abilities")
         for name, table in self.unknown_tables.items():
