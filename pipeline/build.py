@@ -722,8 +722,11 @@ def _build(raw_dir: Path, db: Path | str | Target, progress: Progress, allow_shr
     # the file after the parse: it imports DuckDB and Arrow while the sources are merged, and
     # fills the file while this process makes each table's columns (``pipeline.duckdb_file``).
     raw_bytes = sum(f.bytes for snapshot in snapshots for f in snapshot.checksums)
-    writer = (ForkedDuckdbFile.start() if target.is_file and target.backend == "duckdb"
-              and raw_bytes >= WRITER_MIN_RAW_BYTES else None)
+    if target.is_file and target.backend == "duckdb" and raw_bytes >= WRITER_MIN_RAW_BYTES:
+        writer = ForkedDuckdbFile.start()
+    else:
+        writer = None
+        ForkedDuckdbFile.discard_early()  # forked by the command line, for a build that needs none
     try:
         return _parse_and_load(snapshots, sources, listed, skipped, target, db_path, writer, progress, allow_shrink,
                                keep)

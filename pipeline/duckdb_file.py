@@ -104,16 +104,33 @@ class DuckdbFile:
         self._con.close()
 
 
+#: The second process ``start_early`` forked, until ``start`` takes it.
+_EARLY: ForkedDuckdbFile | None = None
+
+
 class WriterGone(Exception):
     """The second process ended (killed) before the database was complete."""
 
 
-def _serve(receiver: Any, sender: Any, caller: int) -> None:
-    """The second process: take the messages of ``ForkedDuckdbFile`` in turn. After an error,
+def _prepare() -> None:
+    """What a ``DuckdbFile`` needs before its file is named: DuckDB, Arrow, the statements and
+    schemas of the tables (for a second process forked with nothing else to do yet)."""
+    import duckdb  # noqa: F401
+
+    duckdb_create_statements(primary_keys=False)
+    for name in declared_tables():
+        _arrow_schema(name)
+
+
+def _serve(receiver: Any, sender: Any, caller: int, prepare: bool = False) -> None:
+    """The second process: ``_prepare`` first when ``prepare``, then take the messages of
+    ``ForkedDuckdbFile`` in turn. After an error,
     read the messages up to ``finish`` without acting on them, and answer ``finish`` with the
     error (its module, class name and message). A caller that is gone (its pipe closed, or
     this process's parent no longer process ``caller``) leaves no file behind."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the caller's to handle
+    if prepare:
+        _prepare()
     target: DuckdbFile | None = None
     path: Path | None = None
     failure: tuple[str, str, str] | None = None
@@ -163,13 +180,13 @@ class ForkedDuckdbFile:
     ``abort`` stops it and removes the file. ``rows`` and ``open`` return once the message is
     in the pipe: the caller goes on while the second process works. Use ``start``."""
 
-    def __init__(self) -> None:
+    def __init__(self, prepare: bool = False) -> None:
         import multiprocessing  # the build's alone: readers of the database never load it
 
         context = multiprocessing.get_context("fork")
         self._receiver, child_sender = context.Pipe(duplex=False)
         child_receiver, self._sender = context.Pipe(duplex=False)
-        self._process = context.Process(target=_serve, args=(child_receiver, child_sender, os.getpid()),
+        self._process = context.Process(target=_serve, args=(child_receiver, child_sender, os.getpid(), prepare),
                                         daemon=True)
         self._process.start()
         child_receiver.close()
@@ -185,8 +202,17 @@ class ForkedDuckdbFile:
 
     @classmethod
     def start(cls) -> ForkedDuckdbFile | None:
-        """Fork the second process; None where there is none (``background_jobs()`` is 1, no
-        fork on this system, or not a safe one: Linux only) or the fork fails."""
+        """Fork the second process (or take the one ``start_early`` forked); None where there is
+        none (``background_jobs()`` is 1, no fork on this system, or not a safe one: Linux only)
+        or the fork fails."""
+        global _EARLY
+        early, _EARLY = _EARLY, None
+        if early is not None:
+            return early
+        return cls._fork()
+
+    @classmethod
+    def _fork(cls, prepare: bool = False) -> ForkedDuckdbFile | None:
         import multiprocessing
 
         from pipeline.normalise.text import background_jobs
@@ -194,9 +220,27 @@ class ForkedDuckdbFile:
         if background_jobs() < 2 or sys.platform != "linux" or "fork" not in multiprocessing.get_all_start_methods():
             return None
         try:
-            return cls()
+            return cls(prepare)
         except OSError:
             return None
+
+    @classmethod
+    def start_early(cls) -> None:
+        """Fork the second process now, for the next ``start``, and have it import DuckDB and
+        Arrow at once: for a process that will build (``wh40k build``, whose own start-up, the
+        command line's modules, runs meanwhile on the other CPU). ``discard_early`` stops it
+        where no build takes it."""
+        global _EARLY
+        if _EARLY is None:
+            _EARLY = cls._fork(prepare=True)
+
+    @staticmethod
+    def discard_early() -> None:
+        """Stop the process ``start_early`` forked, if no ``start`` took it."""
+        global _EARLY
+        early, _EARLY = _EARLY, None
+        if early is not None:
+            early.abort()
 
     def _send(self, message: tuple) -> None:
         try:

@@ -75,6 +75,12 @@ def main() -> None:
             sys.exit(0)
     if sys.argv[1:2] == ["attack"]:
         _attack(sys.argv[2:])
+    if sys.argv[1:2] == ["build"] and "--help" not in sys.argv[2:]:
+        # The build's second process (``pipeline.duckdb_file``) forked first: it imports DuckDB
+        # and Arrow while this process loads the command line.
+        from pipeline.duckdb_file import ForkedDuckdbFile
+
+        ForkedDuckdbFile.start_early()
 
     def load():
         from pipeline import cli
