@@ -744,7 +744,7 @@ def _parse_and_load(
 ) -> BuildReport:
     # Parsers that can start work ahead (the export's HTML worker) start it now.
     prepared = {s.source.source_id: prepare_snapshot(s) for s in snapshots}
-    from pipeline.load import load_database
+    from pipeline.load import load_ahead, load_database
 
     results: dict[str, ParseResult] = {}
     seconds: dict[str, float] = {}
@@ -773,6 +773,8 @@ def _parse_and_load(
         writer.open(temp_path(target.path, "build"))
     started = time.perf_counter()
     readings = read_ahead(sources, results, early)
+    if writer is not None:  # after the last fork: a thread of this process sends them
+        load_ahead(writer, [links for result in results.values() for links in result.links])
     try:  # the wordings read ahead are waited for by the load (the rules' effects, made last)
         valid = validate(sources, results, readings, effects_later=True)
         accounting = account(sources, results, valid)

@@ -92,6 +92,11 @@ class DuckdbFile:
             self._con.execute("BEGIN TRANSACTION")
             self._pending = 0
 
+    def replace(self, name: str, columns: dict[str, list]) -> None:
+        """The rows of table ``name`` are ``columns`` instead of those inserted before (``rows``)."""
+        self._con.execute(f'DELETE FROM "{name}"')
+        self.rows(name, columns)
+
     def finish(self) -> None:
         """The keys of the tables that got no rows, the views, the last commit."""
         for statement in [*self._keys.values(), *view_statements()]:
@@ -151,6 +156,8 @@ def _serve(receiver: Any, sender: Any, caller: int, prepare: bool = False) -> No
                         target = DuckdbFile(path)
                     elif kind == "rows" and target is not None:
                         target.rows(message[1], message[2])
+                    elif kind == "replace" and target is not None:
+                        target.replace(message[1], message[2])
                     elif kind == "finish" and target is not None:
                         target.finish()
                         target.close()
@@ -199,6 +206,8 @@ class ForkedDuckdbFile:
         self._outbox: queue.SimpleQueue[tuple | None] = queue.SimpleQueue()
         self._feeder: threading.Thread | None = None
         self._feed_failed = False
+        #: The columns of the tables sent ahead of the others (``rows_ahead``), by table.
+        self.ahead: dict[str, dict[str, list]] = {}
 
     @classmethod
     def start(cls) -> ForkedDuckdbFile | None:
@@ -277,6 +286,17 @@ class ForkedDuckdbFile:
     def rows(self, name: str, columns: dict[str, list]) -> None:
         """``DuckdbFile.rows``, in the second process (sent by a thread: returns at once)."""
         self._post(("rows", name, columns))
+
+    def rows_ahead(self, name: str, columns: dict[str, list]) -> None:
+        """``rows``, sent before the others: the rows of table ``name`` as the load will most
+        likely give them (the parse's, before the merge). The load sends the table again only
+        if its rows are not these (``replace``)."""
+        self.ahead[name] = columns
+        self.rows(name, columns)
+
+    def replace(self, name: str, columns: dict[str, list]) -> None:
+        """``DuckdbFile.replace``, in the second process."""
+        self._post(("replace", name, columns))
 
     def finish(self) -> None:
         """``DuckdbFile.finish``, waited for; the file is complete and closed on return."""

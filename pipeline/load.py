@@ -205,6 +205,19 @@ def _columns(name: str, record_type: type[Record], rows: list[Record], links: li
     return columns
 
 
+def load_ahead(writer: ForkedDuckdbFile, links: Iterable[LinkColumns]) -> None:
+    """Send ``writer`` the rows of each link table that one of ``links`` alone gives (the
+    parse's ``ParseResult.links``, before the merge: most of the build's rows), to go in while
+    the sources are merged; ``load_database`` sends such a table again only if the merge changed
+    its rows (``ForkedDuckdbFile.rows_ahead``)."""
+    by_table: dict[str, list[LinkColumns]] = defaultdict(list)
+    for link in links:
+        by_table[link.table].append(link)
+    for name, given in by_table.items():
+        if len(given) == 1 and len(given[0]):
+            writer.rows_ahead(name, _columns(name, RECORD_OF_TABLE[name], [], given))
+
+
 def _fill(target: DuckdbFile | ForkedDuckdbFile, by_table: dict[str, list[Record]],
           linked: dict[str, list[LinkColumns]], later: Callable[[], list[Record]],
           check: Callable[[], None]) -> dict[str, list[Record]]:
@@ -212,13 +225,20 @@ def _fill(target: DuckdbFile | ForkedDuckdbFile, by_table: dict[str, list[Record
     (a table may get rows from both), then ``finish``; ``check()`` between two statements.
     Returns the records of ``later()`` by table."""
 
+    ahead = dict(target.ahead) if isinstance(target, ForkedDuckdbFile) else {}
+
     def insert(part: dict[str, list[Record]], part_links: dict[str, list[LinkColumns]]) -> None:
         for name, record_type in RECORD_OF_TABLE.items():
             rows, links = part.get(name, []), part_links.get(name, [])
-            if not rows and not any(links):
+            sent = ahead.pop(name, None)
+            if not rows and not any(links) and sent is None:
                 continue
             check()
-            target.rows(name, _columns(name, record_type, rows, links))
+            columns = _columns(name, record_type, rows, links)
+            if sent is None:
+                target.rows(name, columns)
+            elif columns != sent:  # the merge changed the rows sent ahead (or left none)
+                target.replace(name, columns)  # type: ignore[union-attr]  (only a writer sends ahead)
 
     insert(by_table, linked)
     extra = _by_table(later())

@@ -177,3 +177,37 @@ def test_a_first_build_through_the_second_process_never_imports_duckdb_here(tmp_
                            text=True, cwd=ROOT, timeout=300)  # a rebuild reads the previous counts
     assert again.returncode == 0, again.stderr
     assert again.stdout.strip() == "['duckdb']"  # (not Arrow: the rows go in there)
+
+
+def _link_columns(rows: list[tuple[str, str]]):
+    from pipeline.extractors import LinkColumns
+    from schemas.records import DatasheetStratagem
+
+    return LinkColumns(DatasheetStratagem, ["s"] * len(rows), [f"line {i + 2}" for i in range(len(rows))],
+                       [d for d, _ in rows], [t for _, t in rows])
+
+
+@pytest.mark.parametrize("merged", [[("a", "s1"), ("a", "s2"), ("b", "s1")], [("a", "s1"), ("b", "s1")], []])
+def test_rows_sent_ahead_are_the_tables_rows_whatever_the_merge_made_of_them(tmp_path, monkeypatch, merged):
+    # pipeline.load.load_ahead: a link table's parsed rows go in during the merge; the load
+    # sends the table again (replace) only when the merged rows are not those
+    from pipeline.load import load_ahead
+
+    replaced = []
+    real_replace = ForkedDuckdbFile.replace
+    monkeypatch.setattr(ForkedDuckdbFile, "replace",
+                        lambda self, name, columns: (replaced.append(name), real_replace(self, name, columns))[1])
+    parsed = _link_columns([("a", "s1"), ("a", "s2"), ("b", "s1")])
+    db = tmp_path / "x.duckdb"
+    writer = _writer(db)
+    load_ahead(writer, [parsed])
+    final = parsed if len(merged) == 3 else _link_columns(merged)
+    rows = load_database(_records(1), db, links=[final] if merged else [], writer=writer)
+    assert rows["datasheet_stratagems"] == len(merged)
+    assert replaced == ([] if len(merged) == 3 else ["datasheet_stratagems"])
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        got = con.execute("SELECT datasheet_id, stratagem_id, locator FROM datasheet_stratagems").fetchall()
+    finally:
+        con.close()
+    assert got == list(zip(final.datasheet_ids, final.targets, final.locators)) if merged else got == []
