@@ -245,6 +245,7 @@ def validate(
     batches = align_with_earlier(align_names(unify_datasheet_ids(batches, _DATASHEET_REFS, moves)))
     link_batches = [[links.moved(moved) for links in results[s.source_id].links] for s, moved in zip(ordered, moves)]
     columnar = {links.table for batch in link_batches for links in batch}  # tables loaded as columns
+    link_batches, alone = _links_alone(batches, link_batches)
     tally = AgreementTally(by_id)
     batches, set_aside, whole = keep_first_whole(batches, by_id, tally)
     duplicates.update(set_aside)
@@ -330,6 +331,22 @@ def validate(
                 rejects.append(_reject(record, f"orphan: datasheet {missing[0]} is not defined by any source"))
                 continue
         records.append(record)
+    for links in alone:  # after every other row, where the merge would have put them
+        sids, locators, sheets, targets = link_rows[links.table]
+        if all(map(datasheets.__contains__, links.datasheet_ids)):
+            sids += links.source_ids
+            locators += links.locators
+            sheets += links.datasheet_ids
+            targets += links.targets
+            continue
+        for i, sheet in enumerate(links.datasheet_ids):
+            if sheet not in datasheets:
+                rejects.append(_reject(links.record(i), f"orphan: datasheet {sheet} is not defined by any source"))
+                continue
+            sids.append(links.source_ids[i])
+            locators.append(links.locators[i])
+            sheets.append(sheet)
+            targets.append(links.targets[i])
     links = [LinkColumns(RECORD_OF_TABLE[table], *columns) for table, columns in link_rows.items()]
     filled_elsewhere = filled_gaps(records, _DATASHEET_REFS, links)
     if filled_elsewhere:
@@ -397,6 +414,25 @@ class Readings:
     def abort(self) -> None:
         for call in self._calls:
             call.abort()
+
+
+def _links_alone(
+    batches: list[list[Record]], link_batches: list[list[LinkColumns]]
+) -> tuple[list[list[LinkColumns]], list[LinkColumns]]:
+    """``validate``'s link batches without those whose rows the merge keeps as they are (but
+    for orphans), and those: the last source's link tables when each is the only rows of its
+    table (no other source's, no record of it) and has no key twice. Their rows would come last
+    in the merge's order, none a duplicate: ``validate`` takes them at the end, without a key
+    per row. Otherwise none."""
+    if not link_batches or not link_batches[-1]:
+        return link_batches, []
+    given = Counter(links.table for batch in link_batches for links in batch)
+    recorded = {kind.__table__ for batch in batches for kind in set(map(type, batch))}
+    last = link_batches[-1]
+    if all(given[links.table] == 1 and links.table not in recorded
+           and len(set(zip(links.datasheet_ids, links.targets))) == len(links) for links in last):
+        return [*link_batches[:-1], []], last
+    return link_batches, []
 
 
 def read_ahead(sources: list[Source], results: dict[str, ParseResult], readings: Readings | None = None) -> Readings | None:

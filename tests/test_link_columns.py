@@ -121,3 +121,43 @@ def test_rows_made_later_are_loaded_after_the_others_and_counted(tmp_path):
     sqlite = tmp_path / "x.sqlite"
     assert load_database([source, first], f"sqlite:///{sqlite}", later=later)["factions"] == 2
     assert calls == [1, 1]
+
+
+def test_the_last_sources_link_tables_alone_merge_as_every_link_row_does(monkeypatch):
+    """``build._links_alone``: the link tables that the last source alone gives, no key twice,
+    are taken whole at the end of the merge (orphans rejected): the same rows, in the same
+    order, rejects and counts as the merge row by row. A table another source gives too, or
+    one with a key twice, goes row by row."""
+    from pipeline.build import _links_alone
+
+    def results(export_rows, page_rows):
+        return {
+            "export": ParseResult(records=[_sheet("export", "10e/x/a")],
+                                  links=[_links("export", export_rows),
+                                         _links("export", [("10e/x/a", "e1"), ("10e/x/nope", "e2")],
+                                                DatasheetEnhancement)]),
+            "page": ParseResult(records=[_sheet("page", "10e/x/b")], links=[_links("page", page_rows)] if page_rows else []),
+        }
+
+    cases = [  # (export rows, page rows, taken whole)
+        ([("10e/x/a", "s1"), ("10e/x/gone", "s1"), ("10e/x/a", "s2")], [], True),
+        ([("10e/x/a", "s1"), ("10e/x/a", "s1")], [], False),  # a key twice
+        ([("10e/x/a", "s1")], [("10e/x/b", "s3")], False),  # another source gives the table
+    ]
+    order = [_source("page", "codex"), _source("export", "export")]
+    for export_rows, page_rows, whole in cases:
+        ordered = pipeline.build.source_order(order)
+        assert [s.source_id for s in ordered] == ["page", "export"]
+        taken = results(export_rows, page_rows)
+        batches = [taken[s.source_id].records for s in ordered]
+        assert bool(_links_alone(batches, [taken[s.source_id].links for s in ordered])[1]) is whole
+        fast = validate(order, taken)
+        monkeypatch.setattr(pipeline.build, "_links_alone", lambda b, link_batches: (link_batches, []))
+        slow = validate(order, results(export_rows, page_rows))
+        monkeypatch.undo()
+        assert [(l.table, l.source_ids, l.locators, l.datasheet_ids, l.targets) for l in fast.links] == [
+            (l.table, l.source_ids, l.locators, l.datasheet_ids, l.targets) for l in slow.links]
+        assert [(r.reason, r.raw_text, r.locator) for r in fast.rejects] == [
+            (r.reason, r.raw_text, r.locator) for r in slow.rejects]
+        assert fast.duplicates == slow.duplicates and fast.records == slow.records
+    assert len(fast.rejects) >= 1
