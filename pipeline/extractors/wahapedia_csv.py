@@ -599,21 +599,22 @@ class _Export:
         for bad in records.bad_rows:
             self.reject(name, bad.line, bad.raw, bad.reason)
         values = records.column_lists()
-        datasheet_ids = self.datasheet_ids
         seen_raw: set[str] = set()
         keys: set[tuple[str, str]] = set()
         locators: list[str] = []
         sheets: list[str] = []
         targets: list[str] = []
         duplicates = exact_duplicates = 0
-        for line, raw, ds_wid, wid in zip(records.lines, records.raws, values["datasheet_id"], values[column]):
+        # Each row's two ids looked up in one pass per column (C loops), then one loop per row
+        sheet_wids, target_wids = list(map(str.strip, values["datasheet_id"])), list(map(str.strip, values[column]))
+        for line, raw, ds_id, other, ds_wid, wid in zip(
+                records.lines, records.raws, map(self.datasheet_ids.get, sheet_wids), map(ids.get, target_wids),
+                sheet_wids, target_wids):
             if raw in seen_raw:
                 duplicates += 1
                 exact_duplicates += 1
                 continue
             seen_raw.add(raw)
-            ds_wid, wid = ds_wid.strip(), wid.strip()
-            ds_id, other = datasheet_ids.get(ds_wid), ids.get(wid)
             if ds_id is None or other is None:  # the handler's reason (``datasheet``, ``link_target``)
                 try:
                     self.datasheet(ds_wid)
