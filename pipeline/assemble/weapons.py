@@ -242,7 +242,7 @@ def assemble_weapon(printed: PrintedWeapon, source_id: str, datasheet_id: str) -
         armour_penetration=ap.value, damage=ch.dice(printed.damage),
         abilities_text=", ".join(a.raw_text for a in abilities),
     )
-    entity = entity_key(record)
+    entity = entity_key(record) if notes else ""  # for the notes alone
     out = Assembled([record], [Note("weapon_profiles", entity, c, d) for c, d in notes])
     for position, ability in enumerate(abilities, start=1):
         row = weapon_ability_record(

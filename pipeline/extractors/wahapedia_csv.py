@@ -1067,7 +1067,7 @@ class _Export:
         flags: list[Record] = []
         for ability in out:
             self.claim(ability)
-            flags += self.markup_flags("Datasheets", row.line, "abilities", entity_key(ability), ability.text or "")
+            flags += self.markup_flags("Datasheets", row.line, "abilities", ability, ability.text or "")
         return out + flags
 
     def unit_composition(self, row: Row) -> list[Record]:
@@ -1161,7 +1161,6 @@ class _Export:
         assembled = assemble_weapon(printed, self.sid, ds_id)
         record = assembled.records[0]
         assert isinstance(record, WeaponProfile)
-        entity = entity_key(record)
         try:
             self.claim(record)
         except _Rejected:
@@ -1173,7 +1172,7 @@ class _Export:
         out += [self.flag("Datasheets_wargear", row.line, n.table, n.entity, n.code, n.detail)
                 for n in assembled.notes]
         out += self.markup_flags(
-            "Datasheets_wargear", row.line, "weapon_profiles", entity, printed.abilities
+            "Datasheets_wargear", row.line, "weapon_profiles", record, printed.abilities
         )
         return out  # type: ignore[return-value]
 
@@ -1252,7 +1251,7 @@ class _Export:
         if model:
             out.append(self.flag("Datasheets_abilities", row.line, "abilities", entity_key(record),
                                  "model_specific_ability", f"{record.name} applies to: {model}"))
-        return out + self.markup_flags("Datasheets_abilities", row.line, "abilities", entity_key(record), record.text or "")
+        return out + self.markup_flags("Datasheets_abilities", row.line, "abilities", record, record.text or "")
 
     def leaders(self, row: Row) -> list[Record]:
         v = row.values
@@ -1409,21 +1408,16 @@ class _Export:
         return self.faction_slug.get(wid, wid)
 
     def markup_flags(
-        self, table: str, line: int, record_table: str, entity: str, text: str
+        self, table: str, line: int, record_table: str, entity: str | Record, text: str
     ) -> list[Record]:
-        """A ``markup_left_in_text`` flag when cleaned text still holds tags (escaped HTML)."""
-        if _MARKUP.search(text):
-            return [
-                self.flag(
-                    table,
-                    line,
-                    record_table,
-                    entity,
-                    "markup_left_in_text",
-                    _MARKUP.search(text).group(0)[:80],
-                )
-            ]  # type: ignore[union-attr]
-        return []
+        """A ``markup_left_in_text`` flag when cleaned text still holds tags (escaped HTML).
+        ``entity``: the flag's entity key, or the record whose key it is (``entity_key``, made
+        only for a flag)."""
+        found = _MARKUP.search(text)
+        if found is None:
+            return []
+        key = entity if isinstance(entity, str) else entity_key(entity)
+        return [self.flag(table, line, record_table, key, "markup_left_in_text", found.group(0)[:80])]  # type: ignore[list-item]
 
 
 # --------------------------------------------------------------------------------------------
