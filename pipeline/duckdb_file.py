@@ -212,8 +212,8 @@ class ForkedDuckdbFile:
     @classmethod
     def start(cls) -> ForkedDuckdbFile | None:
         """Fork the second process (or take the one ``start_early`` forked); None where there is
-        none (``background_jobs()`` is 1, no fork on this system, or not a safe one: Linux only)
-        or the fork fails."""
+        none (``pipeline.forked.can_fork``: ``WH40K_JOBS=1``, no fork on this system, or not a safe
+        one: Linux only) or the fork fails."""
         global _EARLY
         early, _EARLY = _EARLY, None
         if early is not None:
@@ -222,11 +222,9 @@ class ForkedDuckdbFile:
 
     @classmethod
     def _fork(cls, prepare: bool = False) -> ForkedDuckdbFile | None:
-        import multiprocessing
+        from pipeline.forked import can_fork
 
-        from pipeline.normalise.text import background_jobs
-
-        if background_jobs() < 2 or sys.platform != "linux" or "fork" not in multiprocessing.get_all_start_methods():
+        if not can_fork():
             return None
         try:
             return cls(prepare)

@@ -18,6 +18,14 @@ from pipeline.normalise.text import background_jobs
 T = TypeVar("T")
 
 
+def can_fork() -> bool:
+    """Whether the build may run work in a second process: ``background_jobs()`` is 2 or more,
+    and fork is available and safe (Linux only)."""
+    import multiprocessing
+
+    return background_jobs() >= 2 and sys.platform == "linux" and "fork" in multiprocessing.get_all_start_methods()
+
+
 def _run(work: Callable[[], Any], sender: Any, receiver: Any) -> None:
     """The forked process: run ``work`` and send its value. Ctrl-C is the caller's to handle; a
     caller that is gone (killed) closes the pipe and the send fails: then exit quietly."""
@@ -47,11 +55,8 @@ class ForkedCall(Generic[T]):
 
     @classmethod
     def start(cls, work: Callable[[], T]) -> ForkedCall[T] | None:
-        """Fork a process running ``work``; None when ``background_jobs()`` is 1, fork is not
-        available (or not safe: only on Linux) or the fork fails."""
-        import multiprocessing
-
-        if background_jobs() < 2 or sys.platform != "linux" or "fork" not in multiprocessing.get_all_start_methods():
+        """Fork a process running ``work``; None where ``can_fork()`` is false or the fork fails."""
+        if not can_fork():
             return None
         try:
             return cls(work)
