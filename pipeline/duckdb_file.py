@@ -9,10 +9,12 @@ every ``COMMIT_EVERY_ROWS`` rows or so, and at ``finish`` with the views: each c
 came since to the file (a checkpoint threshold of almost nothing, so that nothing goes through
 the write-ahead log), so that little is left to write once the last table is in.
 
-The second process is forked before the parse (a small process then) and imports DuckDB and
-Arrow only when it is told the file to write (``open``: after the parse, while the sources are
-merged); the caller hands it the columns of each table (a thread of the caller's sends them)
-and goes on making the next ones.
+The build's second process is forked while the process is small: by ``wh40k build`` first thing
+(``start_early``: it imports DuckDB and Arrow at once, while the command line's own modules load
+on the other CPU), else by the build before its parse (it imports them when told its file). It
+is told the file after the parse (``open``), gets the parse's link tables while the sources are
+merged (``rows_ahead``), then the other tables' columns: the caller hands them over (a thread of
+the caller's sends them) and goes on making the next ones.
 """
 
 from __future__ import annotations
@@ -129,10 +131,10 @@ def _prepare() -> None:
 
 def _serve(receiver: Any, sender: Any, caller: int, prepare: bool = False) -> None:
     """The second process: ``_prepare`` first when ``prepare``, then take the messages of
-    ``ForkedDuckdbFile`` in turn. After an error,
-    read the messages up to ``finish`` without acting on them, and answer ``finish`` with the
-    error (its module, class name and message). A caller that is gone (its pipe closed, or
-    this process's parent no longer process ``caller``) leaves no file behind."""
+    ``ForkedDuckdbFile`` in turn. After an error, read the messages up to ``finish`` without
+    acting on them, and answer ``finish`` with the error (its module, class name and message).
+    A caller that is gone (its pipe closed, or this process's parent no longer process
+    ``caller``) leaves no file behind."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the caller's to handle
     if prepare:
         _prepare()
