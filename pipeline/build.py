@@ -394,15 +394,16 @@ class Readings:
             if len(records) < READ_AHEAD_MIN_RECORDS or source.source_id in self.early:
                 return
             by_id = self._by_id
-            self.start(lambda: read_wordings(records, by_id))
-            self.early[source.source_id] = len(records)
+            if self.start(lambda: read_wordings(records, by_id)):
+                self.early[source.source_id] = len(records)
         return started
 
-    def start(self, work: Callable[[], dict[str, tuple]]) -> None:
-        """Start one more reading: ``work()`` in a second process (none where none runs)."""
+    def start(self, work: Callable[[], dict[str, tuple]]) -> bool:
+        """Start one more reading: ``work()`` in a second process; False where none runs."""
         call = ForkedCall.start(work)
         if call is not None:
             self._calls.append(call)
+        return call is not None
 
     def result(self) -> dict[str, tuple] | None:
         """Every wording read, waiting for them."""

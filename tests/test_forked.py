@@ -145,3 +145,18 @@ def test_the_export_says_when_its_rules_are_read_before_its_link_tables():
     assert n > 20_000 and not any(isinstance(r, _WORDED) for r in result.records[n:])
     assert {type(r).__name__ for r in result.records[:n] if isinstance(r, _WORDED)} >= {
         "Ability", "DetachmentAbility", "Enhancement", "Stratagem"}
+
+
+def test_with_one_job_no_reading_is_started_nor_taken_as_done(seed_parse, monkeypatch):
+    import pipeline.build
+    from pipeline.build import Readings, read_ahead
+
+    monkeypatch.setenv("WH40K_JOBS", "1")
+    monkeypatch.setattr(pipeline.build, "READ_AHEAD_MIN_RECORDS", 0)
+    sources, results = seed_parse
+    by_id = {s.source_id: s for s in sources}
+    sid = next(sid for sid, res in results.items() if rules_of(res.records, by_id))
+    readings = Readings(sources)
+    readings.rules_parsed(by_id[sid])(results[sid].records)
+    assert readings.early == {} and read_ahead(sources, results, readings) is readings
+    assert readings.result() is None  # validate reads every wording itself
