@@ -129,17 +129,28 @@ def _prepare() -> None:
         _arrow_schema(name)
 
 
-def _serve(receiver: Any, sender: Any, caller: int, prepare: bool = False) -> None:
+def _serve(receiver: Any, sender: Any, caller: int, prepare: bool = False, parent_ends: tuple = ()) -> None:
     """The second process: ``_prepare`` first when ``prepare``, then take the messages of
     ``ForkedDuckdbFile`` in turn. After an error, read the messages up to ``finish`` without
     acting on them, and answer ``finish`` with the error (its module, class name and message).
     A caller that is gone (its pipe closed, or this process's parent no longer process
     ``caller``) leaves no file behind."""
+    from pipeline.forked import end_with_caller
+
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the caller's to handle
-    if prepare:
-        _prepare()
     target: DuckdbFile | None = None
     path: Path | None = None
+
+    def remove_file() -> None:  # the caller is gone without finishing: nobody renames it
+        if path is not None:
+            for leftover in (path, path.with_name(path.name + ".wal")):
+                leftover.unlink(missing_ok=True)
+
+    end_with_caller(caller, remove_file)  # even while blocked on a message half sent
+    for other in parent_ends:  # the caller's ends of the two pipes: this process's copies
+        other.close()
+    if prepare:
+        _prepare()
     failure: tuple[str, str, str] | None = None
     try:
         while True:
@@ -176,9 +187,7 @@ def _serve(receiver: Any, sender: Any, caller: int, prepare: bool = False) -> No
                 target.close()
             except Exception:  # noqa: BLE001  (a file being given up)
                 pass
-        if path is not None:  # the caller is gone without finishing: nobody renames it
-            for leftover in (path, path.with_name(path.name + ".wal")):
-                leftover.unlink(missing_ok=True)
+        remove_file()
         sender.close()
 
 
@@ -195,8 +204,9 @@ class ForkedDuckdbFile:
         context = multiprocessing.get_context("fork")
         self._receiver, child_sender = context.Pipe(duplex=False)
         child_receiver, self._sender = context.Pipe(duplex=False)
-        self._process = context.Process(target=_serve, args=(child_receiver, child_sender, os.getpid(), prepare),
-                                        daemon=True)
+        self._process = context.Process(
+            target=_serve, args=(child_receiver, child_sender, os.getpid(), prepare, (self._receiver, self._sender)),
+            daemon=True)
         self._process.start()
         child_receiver.close()
         child_sender.close()
@@ -239,9 +249,14 @@ class ForkedDuckdbFile:
         Arrow at once: for a process that will build (``wh40k build``, whose own start-up, the
         command line's modules, runs meanwhile on the other CPU). ``discard_early`` stops it
         where no build takes it."""
+        from pipeline.errors import InputError
+
         global _EARLY
         if _EARLY is None:
-            _EARLY = cls._fork(prepare=True)
+            try:
+                _EARLY = cls._fork(prepare=True)
+            except InputError:  # WH40K_JOBS misread: the build says so, as the command line does
+                _EARLY = None
 
     @staticmethod
     def discard_early() -> None:

@@ -9,8 +9,11 @@ caller does the work itself.
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
+import threading
+import time
 from typing import Any, Callable, Generic, TypeVar
 
 from pipeline.normalise.text import background_jobs
@@ -26,10 +29,28 @@ def can_fork() -> bool:
     return background_jobs() >= 2 and sys.platform == "linux" and "fork" in multiprocessing.get_all_start_methods()
 
 
-def _run(work: Callable[[], Any], sender: Any, receiver: Any) -> None:
+def end_with_caller(caller: int, cleanup: Callable[[], None] = lambda: None, every: float = 0.25) -> None:
+    """In a forked process: end it (``cleanup()``, then ``os._exit(0)``) once its caller, process
+    ``caller`` (its id taken before the fork), is gone (killed: the process's parent changes),
+    checked every ``every`` seconds by a thread of its own, whatever the process is doing then
+    (blocked on a pipe another process holds open, on a lock the caller held, importing)."""
+    def watch() -> None:
+        while os.getppid() == caller:
+            time.sleep(every)
+        try:
+            cleanup()
+        finally:
+            os._exit(0)
+
+    threading.Thread(target=watch, name="end-with-caller", daemon=True).start()
+
+
+def _run(work: Callable[[], Any], sender: Any, receiver: Any, caller: int) -> None:
     """The forked process: run ``work`` and send its value. Ctrl-C is the caller's to handle; a
-    caller that is gone (killed) closes the pipe and the send fails: then exit quietly."""
+    caller that is gone (killed) closes the pipe and the send fails, or the process ends as it
+    notices (``end_with_caller``): then exit quietly."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    end_with_caller(caller)
     receiver.close()  # this process's copy: when the caller dies, nobody holds the reading end
     try:
         sender.send(work())
@@ -49,7 +70,7 @@ class ForkedCall(Generic[T]):
 
         context = multiprocessing.get_context("fork")
         self._receiver, sender = context.Pipe(duplex=False)
-        self._process = context.Process(target=_run, args=(work, sender, self._receiver), daemon=True)
+        self._process = context.Process(target=_run, args=(work, sender, self._receiver, os.getpid()), daemon=True)
         self._process.start()
         sender.close()  # the process holds the sending end: at its end, the pipe ends
 

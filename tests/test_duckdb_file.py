@@ -211,3 +211,61 @@ def test_rows_sent_ahead_are_the_tables_rows_whatever_the_merge_made_of_them(tmp
     finally:
         con.close()
     assert got == list(zip(final.datasheet_ids, final.targets, final.locators)) if merged else got == []
+
+
+def _session(sid: int) -> list[int]:
+    """The processes of session ``sid`` that still run (not ended and waiting to be reaped)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", encoding="ascii") as stat:
+                    fields = stat.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[3]) == sid and fields[0] not in ("Z", "X"):
+                found.append(int(entry))
+    return found
+
+
+@pytest.mark.parametrize("after", [0.3, 1.2])
+def test_a_build_killed_midway_leaves_no_process_and_no_file(tmp_path, after):
+    # the second processes (the DuckDB file's, the HTML worker, the wordings' readers) end by
+    # themselves once the build is gone, blocked or not (pipeline.forked.end_with_caller)
+    export = ROOT.parent / "shared" / "corpus" / "wahapedia-10e"
+    if not export.is_dir():
+        pytest.skip("the shared corpus is not beside the checkout")
+    raw = tmp_path / "raw"
+    (raw / "export").mkdir(parents=True)
+    for table in export.glob("*.csv"):
+        (raw / "export" / table.name).write_bytes(table.read_bytes())
+    (raw / "manifest.toml").write_text(
+        '[[source]]\nid = "export"\nfile = "export/"\nformat = "wahapedia-csv"\ntitle = "t"\npublisher = "p"\n'
+        'edition = 10\nkind = "export"\norigin = "test"\n', encoding="utf-8")
+    out = tmp_path / "out"
+    out.mkdir()
+    build = subprocess.Popen([sys.executable, "-m", "pipeline.cli", "build", "-q", "--raw", str(raw), "--db",
+                              str(out / "x.duckdb")], cwd=ROOT, start_new_session=True)
+    time.sleep(after)
+    os.kill(build.pid, signal.SIGKILL)
+    build.wait()
+    for _ in range(100):
+        if not _session(build.pid) and not list(out.iterdir()):
+            break
+        time.sleep(0.05)
+    assert _session(build.pid) == [] and list(out.iterdir()) == []
+
+
+def test_a_bad_jobs_setting_is_left_to_the_build_that_reads_it(tmp_path, monkeypatch):
+    # wh40k build forks its second process before the command line runs: a WH40K_JOBS it cannot
+    # read forks none, and the build says what is wrong where it needs the setting (one line)
+    import pipeline.duckdb_file as duckdb_file
+
+    monkeypatch.setenv("WH40K_JOBS", "0")
+    ForkedDuckdbFile.start_early()
+    assert duckdb_file._EARLY is None
+    out = subprocess.run([sys.executable, "-m", "pipeline.cli", "build", "-q", "--raw", str(INPUTS), "--db",
+                          str(tmp_path / "x.duckdb")], cwd=ROOT, capture_output=True, text=True,
+                         env={**os.environ, "WH40K_JOBS": "0"}, timeout=120)
+    assert "Traceback" not in out.stderr
+    assert out.returncode == 0  # the golden inputs are small: nothing runs in a second process

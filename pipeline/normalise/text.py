@@ -346,7 +346,10 @@ def _clean_ahead(
     stops at the next chunk and exits without waiting for its results to be read."""
     import signal
 
+    from pipeline.forked import end_with_caller
+
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    end_with_caller(caller)  # even while it waits for the claims' lock that a killed caller held
     try:
         # beautifulsoup4 and lxml (some 0.1 s) imported here, after the fork, not by the caller
         # before it: the caller goes on meanwhile, and by the time it needs its first texts the
