@@ -364,3 +364,29 @@ def test_ctrl_c_just_before_the_rename_says_the_database_was_not_changed(tmp_pat
     assert (status, err) == (130, f"Interrupted: {db} was not changed\n")
     assert db.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["wh40k.duckdb"]
+
+
+
+_INTERRUPTED_IMPORT = """
+import os, signal, sys
+sys.argv = ["wh40k", "build", "-q", "--raw", sys.argv[1], "--db", sys.argv[2]]
+class Pressed:  # Ctrl-C, or SIGTERM, while the build's modules load
+    def find_spec(self, name, path=None, target=None):
+        if name == "pipeline.build":
+            if os.environ["HOW"] == "TERM":
+                signal.raise_signal(signal.SIGTERM)
+            raise KeyboardInterrupt
+        return None
+sys.meta_path.insert(0, Pressed())
+from pipeline.wh40k import console
+console()
+"""
+
+
+@pytest.mark.parametrize("how, status, said", [("INT", 130, "Interrupted"), ("TERM", 143, "Terminated (SIGTERM)")])
+def test_a_signal_while_the_build_loads_its_modules_says_nothing_was_changed(tmp_path, how, status, said):
+    out = subprocess.run([sys.executable, "-c", _INTERRUPTED_IMPORT, str(RAW), str(tmp_path / "x.duckdb")],
+                         capture_output=True, text=True, cwd=Path(__file__).resolve().parent.parent, timeout=120,
+                         env={**os.environ, "HOW": how})
+    assert (out.returncode, out.stderr) == (status, f"{said}: nothing was changed\n")
+    assert list(tmp_path.iterdir()) == []
