@@ -120,11 +120,10 @@ class WriterGone(Exception):
 
 
 def _prepare() -> None:
-    """What a ``DuckdbFile`` needs before its file is named: DuckDB, Arrow, the statements and
-    schemas of the tables (for a second process forked with nothing else to do yet)."""
+    """What a ``DuckdbFile`` needs before its file is named and keeps: DuckDB, Arrow, the tables'
+    column specs and Arrow schemas (for a second process forked with nothing else to do yet)."""
     import duckdb  # noqa: F401
 
-    duckdb_create_statements(primary_keys=False)
     for name in declared_tables():
         _arrow_schema(name)
 

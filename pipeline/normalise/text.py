@@ -5,7 +5,6 @@ from __future__ import annotations
 import gc
 import os
 import re
-import sys
 import threading
 import unicodedata
 from functools import lru_cache
@@ -478,11 +477,9 @@ class SharedHtmlCleaning(BatchedHtmlCleaning):
     def start(
         cls, list_fragments: Callable[[], Iterable[str]], capacity: int, chunk_size: int = 32
     ) -> SharedHtmlCleaning | None:
-        import multiprocessing
+        from pipeline.forked import can_fork  # (pipeline.forked imports this module)
 
-        if background_jobs() < 2 or "fork" not in multiprocessing.get_all_start_methods():
-            return None
-        if sys.platform != "linux":  # fork is unsafe with the system frameworks of macOS
+        if not can_fork():  # WH40K_JOBS=1, no fork, or not a safe one (the frameworks of macOS)
             return None
         try:
             return cls(list_fragments, capacity, chunk_size)
